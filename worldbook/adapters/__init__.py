@@ -1,0 +1,1 @@
+"""Adapters: the I/O behind the ports (store, index, embedders, tokenizers, formats)."""

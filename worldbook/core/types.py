@@ -1,0 +1,212 @@
+"""Plain data the pure core takes and returns.
+
+These types are the contract between the core (selection, matching, budgets, rendering) and the
+service layer that loads books from the store and asks the vector index for neighbours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+Role = Literal["user", "assistant", "system"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message of the turn, oldest first in a turn's list."""
+
+    role: Role
+    content: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """What the target model can take: its input window, tokenizer and tool support."""
+
+    input_window: int
+    tokenizer_id: str = "cl100k_base"
+    supports_tools: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionRules:
+    """The DESIGN §2 budget table. Built from settings at the entry points."""
+
+    canon_share: float = 0.10
+    canon_cap: int = 4000
+    per_turn_cap: int = 2000
+    full_entries_max: int = 5
+    full_entry_tokens_max: int = 800
+    index_topics_max: int = 12
+    index_linked_max: int = 6
+    literal_max: int = 8
+    literal_from_replies_max: int = 4
+    semantic_messages: int = 6
+    mostly_indexed_share: float = 0.8
+    canon_heavy_share: float = 0.5
+
+
+class IndexStatus(StrEnum):
+    """Where an entry is in background indexing (persisted as these strings)."""
+
+    QUEUED = "queued"
+    INDEXING = "indexing"
+    INDEXED = "indexed"
+    FAILED = "failed"
+
+
+class Visibility(StrEnum):
+    PRIVATE = "private"
+    UNLISTED = "unlisted"
+    PUBLIC = "public"
+
+
+class BookMode(StrEnum):
+    WORLD = "world"
+    CLASSIC = "classic"
+
+
+@dataclass(frozen=True, slots=True)
+class LoreEntry:
+    """An entry as the selection core sees it.
+
+    ``tokens`` is the token count of ``lore`` under the turn's tokenizer (cached by the service
+    by content hash and tokenizer id). ``indexed`` is true only when a vector of the active model
+    for the entry's current text exists.
+    """
+
+    id: str
+    book_id: str
+    title: str
+    lore: str
+    tokens: int
+    aliases: tuple[str, ...] = ()
+    canon: bool = False
+    enabled: bool = True
+    indexed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LoreBook:
+    """A resolved book of the turn, entries in list order.
+
+    ``character`` names the character whose attachment brought the book in (None for
+    story/novel books and explicit book ids); group chats label lore with it.
+    ``version`` changes whenever the book or any entry changes (matcher caches key on it).
+    """
+
+    id: str
+    title: str
+    entries: tuple[LoreEntry, ...]
+    character: str | None = None
+    version: str = ""
+
+    def indexed_share(self) -> float:
+        """Share of enabled entries that have a current vector (1.0 for an empty book)."""
+        enabled = [e for e in self.entries if e.enabled]
+        if not enabled:
+            return 1.0
+        return sum(1 for e in enabled if e.indexed) / len(enabled)
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticHit:
+    """One nearest-neighbour result from the vector index (higher score = closer)."""
+
+    book_id: str
+    entry_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Everything the core needs to decide one turn."""
+
+    books: tuple[LoreBook, ...]
+    messages: tuple[Message, ...]
+    profile: ModelProfile
+    semantic_hits: tuple[SemanticHit, ...] = ()
+
+
+class Via(StrEnum):
+    """How an entry reached the model."""
+
+    CANON = "canon"
+    WHOLE_BOOK = "whole_book"
+    LITERAL = "literal"
+    SEMANTIC = "semantic"
+    ORDER = "order"
+
+
+class Decision(StrEnum):
+    """What the trace says happened to one considered entry."""
+
+    CANON = "canon"
+    INJECTED = "injected"
+    INDEXED = "index"
+    LEFT_OUT = "left_out"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRef:
+    """The short form of an entry in a selection (the ``E`` of the CLI's JSON)."""
+
+    entry_id: str
+    book_id: str
+    title: str
+    tokens: int
+    character: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedEntry:
+    """An entry that reaches the model in full (or cut to the per-entry cap)."""
+
+    ref: EntryRef
+    text: str
+    via: Via
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLine:
+    """One line of the world index: a topic that exists but did not fit in full."""
+
+    ref: EntryRef
+    line: str
+    linked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """One record per entry considered: included how, or left out why."""
+
+    entry_id: str
+    book_id: str
+    title: str
+    decision: Decision
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The result of one turn (DESIGN §1 'Selection').
+
+    ``canon`` and the whole-book part of ``injected`` form the stable prefix; the rest is
+    per-turn lore. ``fallback`` says why a book used list order instead of meaning.
+    """
+
+    canon_budget: int
+    canon_tokens: int
+    canon: tuple[InjectedEntry, ...]
+    canon_over_budget: tuple[EntryRef, ...]
+    whole_books: tuple[str, ...]
+    per_turn_budget: int
+    injected: tuple[InjectedEntry, ...]
+    index: tuple[IndexLine, ...]
+    trace: tuple[TraceRecord, ...]
+    supports_tools: bool = False
+    notes: tuple[str, ...] = field(default=())

@@ -1,0 +1,154 @@
+"""The worldbook error hierarchy: one meaning per type, messages that say what to do.
+
+Every error a caller can see is a :class:`WorldbookError`. Foreign errors (SQLAlchemy, FAISS,
+redis, torch, JSON decoding) are translated into one of these exactly once, in the adapter that
+met them, with ``raise ... from exc``. The HTTP layer maps each type to one status code
+(``worldbook.api.errors``) and the CLI maps each type to one exit message (``worldbook.cli``)::
+
+    WorldbookError                     base; ``code`` is a stable machine-readable string
+    ├── InvalidInput                   a field has a wrong value (422)
+    │   ├── LimitExceeded              a DESIGN §6 limit is exceeded (422)
+    │   │   └── PayloadTooLarge        a body or file is bigger than we read (413)
+    │   └── UnsupportedFormat          a file is in no format we read (422)
+    ├── NotFound                       no such object, or the caller may not see it (404)
+    │   ├── BookNotFound
+    │   ├── EntryNotFound
+    │   └── ApiKeyNotFound
+    ├── AuthenticationFailed           missing, unknown or revoked API key (401)
+    ├── PermissionDenied               the caller sees the object but may not do this (403)
+    ├── Conflict                       the request clashes with current state (409)
+    └── ServiceUnavailable             a backing service is down (503)
+        ├── StorageUnavailable         the database
+        ├── IndexUnavailable           the vector index or the embedding model
+        └── QueueUnavailable           the indexing broker
+"""
+
+from __future__ import annotations
+
+
+class WorldbookError(Exception):
+    """Base of every error worldbook raises on purpose.
+
+    Args:
+        message: what went wrong and what to do about it, for a human.
+        field: the input field at fault, when there is one (``"entries[3].title"``).
+    """
+
+    code = "worldbook_error"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def to_dict(self) -> dict[str, str]:
+        body = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            body["field"] = self.field
+        return body
+
+
+class InvalidInput(WorldbookError):
+    """A value is malformed or out of its allowed range."""
+
+    code = "invalid_input"
+
+
+class LimitExceeded(InvalidInput):
+    """A DESIGN §6 limit was exceeded; nothing was written.
+
+    Args:
+        limit: the limit's name as documented (``"entry lore"``).
+        allowed: the limit in words (``"20–20,000 characters"``).
+        actual: what was sent (``"20,001 characters"``).
+    """
+
+    code = "limit_exceeded"
+
+    def __init__(
+        self, *, limit: str, allowed: str, actual: str, field: str | None = None, hint: str = ""
+    ) -> None:
+        message = f"{limit} must be {allowed}; got {actual}."
+        if hint:
+            message += f" {hint}"
+        super().__init__(message, field=field)
+        self.limit = limit
+        self.allowed = allowed
+        self.actual = actual
+
+
+class PayloadTooLarge(LimitExceeded):
+    """A request body or uploaded file is larger than worldbook reads."""
+
+    code = "payload_too_large"
+
+
+class UnsupportedFormat(InvalidInput):
+    """A file is in no format worldbook reads (the message lists the ones it does)."""
+
+    code = "unsupported_format"
+
+
+class NotFound(WorldbookError):
+    """No such object, or one the acting user may not see (never reveal which)."""
+
+    code = "not_found"
+
+
+class BookNotFound(NotFound):
+    code = "book_not_found"
+
+
+class EntryNotFound(NotFound):
+    code = "entry_not_found"
+
+
+class ApiKeyNotFound(NotFound):
+    code = "api_key_not_found"
+
+
+class AuthenticationFailed(WorldbookError):
+    """The API key is missing, unknown or revoked, or no acting user was named."""
+
+    code = "authentication_failed"
+
+
+class PermissionDenied(WorldbookError):
+    """The acting user can see the object but may not do this to it."""
+
+    code = "permission_denied"
+
+
+class Conflict(WorldbookError):
+    """The request clashes with the current state (e.g. a concurrent change)."""
+
+    code = "conflict"
+
+
+class ServiceUnavailable(WorldbookError):
+    """A backing service is down; retrying later may succeed."""
+
+    code = "service_unavailable"
+
+
+class StorageUnavailable(ServiceUnavailable):
+    code = "storage_unavailable"
+
+
+class IndexUnavailable(ServiceUnavailable):
+    code = "index_unavailable"
+
+
+class QueueUnavailable(ServiceUnavailable):
+    code = "queue_unavailable"
+
+
+def all_error_types() -> list[type[WorldbookError]]:
+    """Every error class in the hierarchy (for the mapping-completeness tests)."""
+    found: list[type[WorldbookError]] = []
+    pending: list[type[WorldbookError]] = [WorldbookError]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return sorted(found, key=lambda c: c.__name__)

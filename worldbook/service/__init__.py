@@ -1,0 +1,1 @@
+"""Use cases that wire the pure core to the ports."""

@@ -1,0 +1,108 @@
+"""The one typed settings object (environment prefix ``WORLDBOOK_``).
+
+Built only at the entry points — the app factory, the CLI and the worker bootstrap — and passed
+down. Nothing in the package reads the environment at import time, and the pure core never reads
+it at all: it receives :class:`worldbook.core.types.SelectionRules` built from these settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from worldbook.core.types import SelectionRules
+
+
+class WorldbookSettings(BaseSettings):
+    """Every tunable of a worldbook deployment; see ``.env.example`` for the documented list."""
+
+    model_config = SettingsConfigDict(env_prefix="WORLDBOOK_", env_file=None, extra="ignore")
+
+    # --- storage -------------------------------------------------------------------------
+    data_dir: Path = Field(
+        default=Path("data"), description="Where the embedded SQLite file and caches live."
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; unset means the SQLite file <data_dir>/worldbook.db.",
+    )
+
+    # --- indexing ------------------------------------------------------------------------
+    broker_url: str | None = Field(
+        default=None,
+        description="Redis URL for Celery; unset means in-process background indexing.",
+    )
+    embedder: str = Field(
+        default="e5-small",
+        description="e5-small | use-m3 | sentence-transformers:<name-or-path> | fake",
+    )
+    embed_threads: int = Field(default=0, ge=0, description="BLAS/torch threads; 0 = CPU count.")
+    embed_device: str = Field(default="cpu", description="Device for sentence-transformers.")
+    index_cache_books: int = Field(
+        default=1000, ge=1, description="How many per-book vector indexes stay cached (LRU)."
+    )
+    index_batch_size: int = Field(default=32, ge=1, le=512)
+    sweep_interval_s: int = Field(default=300, ge=10)
+
+    # --- tokenizers and models ----------------------------------------------------------
+    tokenizer: str = Field(default="cl100k_base", description="Default tokenizer id.")
+    default_input_window: int = Field(default=8192, ge=512)
+
+    # --- selection rules (DESIGN §2) -----------------------------------------------------
+    canon_share: float = Field(default=0.10, gt=0, le=1)
+    canon_cap: int = Field(default=4000, ge=0)
+    per_turn_cap: int = Field(default=2000, ge=0)
+    full_entries_max: int = Field(default=5, ge=0)
+    full_entry_tokens_max: int = Field(default=800, ge=16)
+    index_topics_max: int = Field(default=12, ge=0)
+    index_linked_max: int = Field(default=6, ge=0)
+    literal_max: int = Field(default=8, ge=0)
+    literal_from_replies_max: int = Field(default=4, ge=0)
+    semantic_messages: int = Field(default=6, ge=1)
+    mostly_indexed_share: float = Field(default=0.8, ge=0, le=1)
+    canon_heavy_share: float = Field(
+        default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
+    )
+
+    # --- service -------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    max_upload_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    usage_alert_turns: int = Field(default=50, ge=1)
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_database_url(cls, value: str | None) -> str | None:
+        # Hosted PostgreSQL providers hand out postgres:// URLs; SQLAlchemy wants a driver.
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        for prefix in ("postgres://", "postgresql://"):
+            if value.startswith(prefix):
+                return "postgresql+psycopg://" + value[len(prefix) :]
+        return value
+
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to the embedded SQLite file under ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'worldbook.db').resolve()}"
+
+    def selection_rules(self) -> SelectionRules:
+        """The pure core's view of the selection budgets."""
+        return SelectionRules(
+            canon_share=self.canon_share,
+            canon_cap=self.canon_cap,
+            per_turn_cap=self.per_turn_cap,
+            full_entries_max=self.full_entries_max,
+            full_entry_tokens_max=self.full_entry_tokens_max,
+            index_topics_max=self.index_topics_max,
+            index_linked_max=self.index_linked_max,
+            literal_max=self.literal_max,
+            literal_from_replies_max=self.literal_from_replies_max,
+            semantic_messages=self.semantic_messages,
+            mostly_indexed_share=self.mostly_indexed_share,
+            canon_heavy_share=self.canon_heavy_share,
+        )
