@@ -1,4 +1,4 @@
-"""Fakes of the ports, shipped in the package so tests (ours and apps') need no models or services."""
+"""Fakes of the ports, shipped in the package so tests need no models or services."""
 
 from __future__ import annotations
 
