@@ -7,13 +7,27 @@ errors into :mod:`worldbook.errors` types before they leave.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from worldbook.core.types import SemanticHit
+from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.types import IndexStatus, SemanticHit, Visibility
+
+if TYPE_CHECKING:  # the records are plain frozen dataclasses with no SQL in them
+    from worldbook.adapters.store.records import (
+        ApiKeyRecord,
+        AttachmentRecord,
+        BookRecord,
+        EntryRecord,
+        EntryToIndex,
+        EntryUsageRecord,
+        ImportJobRecord,
+        ImportStatus,
+        TargetKind,
+    )
 
 Vectors = npt.NDArray[np.float32]
 """A 2-D float32 array, one L2-normalised row per text."""
@@ -88,3 +102,126 @@ class IndexQueue(Protocol):
     def healthy(self) -> bool:
         """Whether work handed over now will be picked up."""
         ...
+
+
+# --- Store ---------------------------------------------------------------------------------
+
+Position = Literal["first", "last"] | tuple[Literal["before", "after"], str]
+"""Where entries go in a book's list: an end, or next to another entry of the same book."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Persistence of users, keys, books, entries, vectors and usage (``SqlStore``).
+
+    Every method is one transaction and returns plain records; a rejected write changes
+    nothing. Drafts are validated against :mod:`worldbook.core.limits` before anything is
+    written. Ids of entries in another book are refused with ``EntryNotFound`` (no IDOR).
+    """
+
+    # users and API keys
+    def ensure_user(self, user_id: str) -> None: ...
+    def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]: ...
+    def authenticate(self, plaintext: str) -> ApiKeyRecord | None: ...
+    def revoke_api_key(self, key_id: str) -> ApiKeyRecord: ...
+    def list_api_keys(self) -> list[ApiKeyRecord]: ...
+
+    # books
+    def create_book(self, owner_id: str, draft: BookDraft) -> BookRecord: ...
+    def get_book(self, book_id: str, *, include_trashed: bool = False) -> BookRecord: ...
+    def update_book(self, book_id: str, **changes: Any) -> BookRecord: ...
+    def trash_book(self, book_id: str) -> BookRecord: ...
+    def restore_book(self, book_id: str) -> BookRecord: ...
+    def purge_book(self, book_id: str) -> None: ...
+    def list_books(
+        self,
+        *,
+        owner_id: str | None = None,
+        visibility: Visibility | str | None = None,
+        query: str | None = None,
+        tag: str | None = None,
+        trashed: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[BookRecord]: ...
+    def copy_book(self, book_id: str, new_owner_id: str) -> BookRecord: ...
+
+    # entries and list order
+    def add_entries(
+        self,
+        book_id: str,
+        drafts: Sequence[EntryDraft],
+        *,
+        position: Position = "last",
+        import_job_id: str | None = None,
+    ) -> list[EntryRecord]: ...
+    def get_entry(self, entry_id: str) -> EntryRecord: ...
+    def get_entries(self, book_id: str, ids: Sequence[str]) -> list[EntryRecord]: ...
+    def update_entry(self, entry_id: str, **changes: Any) -> EntryRecord: ...
+    def delete_entries(self, book_id: str, ids: Sequence[str]) -> int: ...
+    def list_entries(
+        self,
+        book_id: str,
+        *,
+        canon: bool | None = None,
+        enabled: bool | None = None,
+        never_used: bool | None = None,
+        sort: Literal["position", "most_used"] = "position",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[EntryRecord]: ...
+    def set_enabled(self, book_id: str, ids: Sequence[str], enabled: bool) -> int: ...
+    def entry_ids_not_in_book(self, book_id: str, ids: Sequence[str]) -> list[str]: ...
+    def move_entries(self, book_id: str, ids: Sequence[str], *, to: Position) -> int: ...
+
+    # attachments
+    def attach(
+        self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
+    ) -> AttachmentRecord: ...
+    def detach(self, book_id: str, target_kind: TargetKind, target_id: str) -> bool: ...
+    def attachments_for(
+        self, target_kind: TargetKind, target_id: str, *, include_trashed: bool = False
+    ) -> list[str]: ...
+
+    # vectors and index status
+    def save_vectors(
+        self, entry_id: str, model_id: str, content_hash: str, vectors: Vectors
+    ) -> bool: ...
+    def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]: ...
+    def set_index_status(
+        self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None
+    ) -> None: ...
+    def index_statuses(
+        self, entry_ids: Sequence[str]
+    ) -> dict[str, tuple[IndexStatus, str | None]]: ...
+    def entries_to_index(
+        self,
+        model_id: str,
+        book_id: str | None = None,
+        entry_ids: Sequence[str] | None = None,
+        *,
+        limit: int | None = None,
+    ) -> list[EntryToIndex]: ...
+    def book_index_share(self, book_id: str, model_id: str) -> float: ...
+    def delete_vectors(self, model_id: str | None = None, book_id: str | None = None) -> int: ...
+
+    # usage
+    def record_turn_usage(
+        self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]
+    ) -> None: ...
+    def book_turns(self, book_id: str) -> int: ...
+    def entry_usage(self, book_id: str) -> dict[str, EntryUsageRecord]: ...
+    def usage_alerts(self, book_id: str, min_turns: int) -> list[str]: ...
+
+    # token-count cache
+    def get_token_counts(self, tokenizer_id: str, hashes: Sequence[str]) -> dict[str, int]: ...
+    def put_token_counts(self, tokenizer_id: str, counts: Mapping[str, int]) -> None: ...
+
+    # resumable imports
+    def create_import_job(
+        self, book_id: str, owner_id: str, source_sha256: str, total_entries: int
+    ) -> ImportJobRecord: ...
+    def get_import_job(self, job_id: str) -> ImportJobRecord: ...
+    def find_import_job(self, owner_id: str, source_sha256: str) -> ImportJobRecord | None: ...
+    def advance_import_job(self, job_id: str, done_entries: int) -> ImportJobRecord: ...
+    def finish_import_job(self, job_id: str, status: ImportStatus = "done") -> ImportJobRecord: ...

@@ -48,6 +48,11 @@ class WorldbookSettings(BaseSettings):
 
     # --- tokenizers and models ----------------------------------------------------------
     tokenizer: str = Field(default="cl100k_base", description="Default tokenizer id.")
+    tiktoken_dir: Path | None = Field(
+        default=None,
+        description="Directory of <encoding>.tiktoken files for encodings other than the "
+        "bundled cl100k_base (e.g. o200k_base.tiktoken); never downloaded at run time.",
+    )
     default_input_window: int = Field(default=8192, ge=512)
 
     # --- selection rules (DESIGN §2) -----------------------------------------------------
@@ -71,6 +76,9 @@ class WorldbookSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     max_upload_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     usage_alert_turns: int = Field(default=50, ge=1)
+    cli_user: str = Field(
+        default="local", description="The acting user of CLI commands that name none."
+    )
 
     @field_validator("database_url")
     @classmethod

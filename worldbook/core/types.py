@@ -47,6 +47,7 @@ class SelectionRules:
     semantic_messages: int = 6
     mostly_indexed_share: float = 0.8
     canon_heavy_share: float = 0.5
+    index_gist_tokens_max: int = 40
 
 
 class IndexStatus(StrEnum):
@@ -169,6 +170,7 @@ class InjectedEntry:
     text: str
     via: Via
     truncated: bool = False
+    tokens: int = 0  # tokens of ``text`` (what the budget was charged); ref.tokens is the full lore
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,7 @@ class IndexLine:
     ref: EntryRef
     line: str
     linked: bool = False
+    tokens: int = 0  # tokens of ``line``, charged against the per-turn budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,3 +213,11 @@ class Selection:
     trace: tuple[TraceRecord, ...]
     supports_tools: bool = False
     notes: tuple[str, ...] = field(default=())
+    per_turn_tokens: int = 0  # what injected large-book lore and index lines used
+    fallback_books: tuple[str, ...] = ()  # large books that used list order this turn
+    characters: tuple[str, ...] = ()  # distinct characters of the turn's books, in book order
+
+    @property
+    def group_chat(self) -> bool:
+        """More than one character brought books: lore is labelled with its character."""
+        return len(self.characters) > 1

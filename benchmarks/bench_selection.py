@@ -1,0 +1,306 @@
+"""Selection latency on a 2,000-entry × 50-alias book (issue 3, "Benchmark").
+
+Measures, in one run on one core:
+
+* ``select()`` per turn (warm matcher cache; token counts and semantic hits computed before,
+  as the service does), p50/p99;
+* the literal matcher alone (normalise + scan the last user message and the last two replies);
+* two SillyTavern-style baselines over the same three messages joined: one regex compiled per
+  key per turn (what a scan that builds its key regexes on each turn costs), and the same
+  regexes compiled once, searched per key per turn (a generous baseline);
+* for context: the one-off automaton build per book version and the brute-force numpy search.
+
+Writes ``benchmarks/results/selection.json``. Run: ``.venv/bin/python benchmarks/bench_selection.py``
+(``--turns``, ``--baseline-turns`` to shorten; the compile-per-turn baseline takes ~20 s a turn).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime as dt  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from importlib import metadata  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from worldbook.adapters.tokenizers import get_tokenizer  # noqa: E402
+from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
+from worldbook.core.selection import select  # noqa: E402
+from worldbook.core.types import (  # noqa: E402
+    LoreBook,
+    LoreEntry,
+    Message,
+    ModelProfile,
+    SelectionRules,
+    SemanticHit,
+    Turn,
+)
+from worldbook.testing import HashingEmbedder  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "selection.json"
+# Names and ordinary words come from disjoint syllable sets, as in real lore: ordinary prose
+# does not spell entry names by accident, and names show up when someone writes them.
+NAME_SYLLABLES = "ka lo ri an el dor mir tha us en gal ve sar on ith bel qua zu fen ro".split()
+WORD_SYLLABLES = "the pa mo ni se bu to de li ma co fi gu ne so ha pe ti wa".split()
+CJK = "東京山川花月風雪龍城王国森海光影星夜"
+
+
+def _name(rng: random.Random) -> str:
+    return "".join(rng.choice(NAME_SYLLABLES) for _ in range(rng.randint(2, 4))).title()
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(WORD_SYLLABLES) for _ in range(rng.randint(1, 3)))
+
+
+def build_book(rng: random.Random, tokenizer_count: object, n: int, aliases: int) -> LoreBook:
+    vocab = [_word(rng) for _ in range(3000)]
+    titles = [f"{_name(rng)} {_name(rng)}" for _ in range(n)]
+    entries = []
+    for i in range(n):
+        names = []
+        for j in range(aliases):
+            if j % 10 == 9:
+                names.append("".join(rng.choice(CJK) for _ in range(3)))
+            elif j % 2:
+                names.append(f"{_name(rng)} {_name(rng)}")
+            else:
+                names.append(_name(rng))
+        sentences = []
+        for _ in range(rng.randint(10, 40)):
+            words = [rng.choice(vocab) for _ in range(rng.randint(8, 18))]
+            if rng.random() < 0.15:  # lore names other entries now and then (linked topics)
+                other = rng.randrange(n)
+                words.insert(rng.randrange(len(words)), titles[other])
+            sentences.append(" ".join(words).capitalize() + ".")
+        lore = " ".join(sentences)
+        entries.append(
+            LoreEntry(
+                id=f"e{i}",
+                book_id="big",
+                title=titles[i],
+                lore=lore,
+                tokens=tokenizer_count(lore),  # type: ignore[operator]
+                aliases=tuple(names),
+                canon=i < 3,
+                indexed=True,
+            )
+        )
+    return LoreBook("big", "Synthetic", tuple(entries), character="Alice", version="v1")
+
+
+def build_conversation(rng: random.Random, book: LoreBook, length: int) -> list[Message]:
+    vocab = [_word(rng) for _ in range(500)]
+    messages = []
+    for i in range(length):
+        words = [rng.choice(vocab) for _ in range(rng.randint(20, 60))]
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            e = book.entries[rng.randrange(len(book.entries))]
+            words.insert(rng.randrange(len(words)), rng.choice((e.title, *e.aliases)))
+        role = "user" if i % 2 else "assistant"
+        messages.append(Message(role, " ".join(words), None if role == "user" else "Alice"))
+    return messages
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def summary(samples_s: list[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in samples_s]
+    return {
+        "n": len(ms),
+        "p50_ms": round(pct(ms, 50), 4),
+        "p99_ms": round(pct(ms, 99), 4),
+        "mean_ms": round(statistics.fmean(ms), 4),
+        "max_ms": round(max(ms), 4),
+    }
+
+
+def st_keys(book: LoreBook) -> list[str]:
+    return [k for e in book.entries for k in (e.title, *e.aliases)]
+
+
+def baseline_compile_per_turn(keys: list[str], text: str) -> int:
+    """SillyTavern-style: the haystack lower-cased, one whole-word regex built per key."""
+    hay = text.lower()
+    hits = 0
+    for key in keys:
+        if re.compile(r"(?:^|\W)(" + re.escape(key.lower()) + r")(?:$|\W)").search(hay):
+            hits += 1
+    return hits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--aliases", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=400)
+    parser.add_argument("--baseline-turns", type=int, default=3)
+    parser.add_argument("--k", type=int, default=32, help="semantic hits per turn")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    rng = random.Random(20261202)
+    tokenizer = get_tokenizer("cl100k_base")
+    book = build_book(rng, tokenizer.count, args.entries, args.aliases)
+    conversation = build_conversation(rng, book, args.turns * 2 + 8)
+    rules = SelectionRules()
+    profile = ModelProfile(128_000, tokenizer_id="cl100k_base", supports_tools=True)
+
+    embedder = HashingEmbedder()
+    passages = embedder.embed_passages(
+        [f"{e.title}. {' '.join(e.aliases[:5])}. {e.lore[:300]}" for e in book.entries]
+    )
+    queries = embedder.embed_queries([m.content for m in conversation])
+
+    # Windows of 6 messages ending on a user message.
+    ends = [i for i in range(6, len(conversation)) if conversation[i - 1].role == "user"]
+    ends = ends[: args.turns]
+    search_s: list[float] = []
+    turns: list[Turn] = []
+    for end in ends:
+        t0 = time.perf_counter()
+        scores = (queries[end - rules.semantic_messages : end] @ passages.T).mean(axis=0)
+        top = np.argpartition(-scores, args.k)[: args.k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        search_s.append(time.perf_counter() - t0)
+        hits = tuple(SemanticHit("big", f"e{i}", float(scores[i])) for i in top)
+        turns.append(Turn((book,), tuple(conversation[end - 6 : end]), profile, hits))
+
+    cache = MatcherCache()
+    t0 = time.perf_counter()
+    matcher = cache.get(book)
+    build_s = time.perf_counter() - t0
+
+    for t in turns[:20]:  # warm-up
+        select(t, rules, tokenizer, matcher_cache=cache)
+    select_s: list[float] = []
+    sizes: list[tuple[int, int]] = []
+    for t in turns:
+        t0 = time.perf_counter()
+        sel = select(t, rules, tokenizer, matcher_cache=cache)
+        select_s.append(time.perf_counter() - t0)
+        sizes.append((len(sel.injected), len(sel.index)))
+
+    def scanned(t: Turn) -> list[str]:
+        msgs = t.messages
+        user = [m.content for m in msgs if m.role == "user"][-1:]
+        replies = [m.content for m in msgs if m.role == "assistant"][-2:]
+        return user + replies
+
+    matcher_s: list[float] = []
+    for t in turns:
+        texts = scanned(t)
+        t0 = time.perf_counter()
+        for text in texts:
+            matcher.find(match_form(text), prepared=True)
+        matcher_s.append(time.perf_counter() - t0)
+
+    keys = st_keys(book)
+    compiled = [
+        re.compile(r"(?:^|\W)(" + re.escape(k.lower()) + r")(?:$|\W)") for k in keys
+    ]
+    base_compile_s: list[float] = []
+    base_search_s: list[float] = []
+    for t in turns[: args.baseline_turns]:
+        text = "\n".join(scanned(t))
+        t0 = time.perf_counter()
+        baseline_compile_per_turn(keys, text)
+        base_compile_s.append(time.perf_counter() - t0)
+        hay = text.lower()
+        t0 = time.perf_counter()
+        sum(1 for c in compiled if c.search(hay))
+        base_search_s.append(time.perf_counter() - t0)
+
+    rows = {
+        "select": summary(select_s),
+        "literal_matcher": summary(matcher_s),
+        "baseline_regex_compiled_per_turn": summary(base_compile_s),
+        "baseline_regex_precompiled": summary(base_search_s),
+        "numpy_search_context": summary(search_s),
+    }
+    m50 = rows["literal_matcher"]["p50_ms"]
+    ratios = {
+        "compiled_per_turn_over_matcher_p50": round(
+            rows["baseline_regex_compiled_per_turn"]["p50_ms"] / m50, 1
+        ),
+        "precompiled_over_matcher_p50": round(
+            rows["baseline_regex_precompiled"]["p50_ms"] / m50, 1
+        ),
+    }
+    print(f"book: {args.entries} entries × {args.aliases} aliases = {len(keys)} keys")
+    print(f"matcher build (once per book version): {build_s * 1000:.0f} ms")
+    print(f"{'measure':36} {'n':>5} {'p50 ms':>10} {'p99 ms':>10} {'max ms':>10}")
+    for name, row in rows.items():
+        print(
+            f"{name:36} {row['n']:>5} {row['p50_ms']:>10.3f} {row['p99_ms']:>10.3f} "
+            f"{row['max_ms']:>10.3f}"
+        )
+    for name, value in ratios.items():
+        print(f"ratio {name}: {value}×")
+    print(
+        "targets: select p50 ≤ 2 ms:", rows["select"]["p50_ms"] <= 2,
+        "| p99 ≤ 5 ms:", rows["select"]["p99_ms"] <= 5,
+        "| matcher ≥ 20× baseline:", ratios["compiled_per_turn_over_matcher_p50"] >= 20,
+    )
+
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    result = {
+        "benchmark": "selection",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpu": cpu_model or platform.processor(),
+            "cpu_count": os.cpu_count(),
+            "pinned_to_one_core": hasattr(os, "sched_setaffinity"),
+        },
+        "versions": {
+            "python": platform.python_version(),
+            **{
+                pkg: metadata.version(pkg)
+                for pkg in ("numpy", "pyahocorasick", "tiktoken", "worldbook")
+            },
+        },
+        "setup": {
+            "entries": args.entries,
+            "aliases_per_entry": args.aliases,
+            "keys": len(keys),
+            "message_window": 6,
+            "semantic_hits_per_turn": args.k,
+            "tokenizer": tokenizer.id,
+            "input_window": profile.input_window,
+            "mean_injected": statistics.fmean(s[0] for s in sizes),
+            "mean_index_lines": statistics.fmean(s[1] for s in sizes),
+            "matcher_build_ms": round(build_s * 1000, 1),
+        },
+        "results": rows,
+        "ratios": ratios,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""The access matrix: every route × {owner, another user, no key, revoked key} × {private,
+unlisted, public, trashed book}. The route list comes from ``app.routes``, so a new route
+without a row here fails ``test_every_route_has_a_matrix_row``.
+
+Expected statuses follow worldbook.service.access: a book the caller may not see is 404 (never
+403, so ids cannot be probed); a book they see but do not own is 403 on edits; a trashed book
+is seen only by its owner and used by nobody; no or a revoked key is 401 everywhere under /v1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import LORE, Keys, auth
+from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.service.components import Components
+
+ACTORS = ("no_key", "revoked_key", "other_user", "owner")  # the owner last: it may mutate
+STATES = ("private", "unlisted", "public", "trashed")
+
+
+@dataclass
+class World:
+    """One owner's book in one state, with entries, an attachment and a second entry."""
+
+    book_id: str
+    entry_ids: list[str]
+    target_id: str
+    state: str
+
+
+def build_world(parts: Components, state: str, tag: str) -> World:
+    store = parts.store
+    book = store.create_book("owner", BookDraft(title=f"World {tag}", tags=["matrix"]))
+    drafts = [EntryDraft(title=f"Topic {i}", lore=f"{LORE} #{i}") for i in range(10)]
+    ids = [e.id for e in store.add_entries(book.id, drafts)]
+    visibility = "public" if state == "trashed" else state
+    if visibility != "private":
+        store.update_book(book.id, visibility=visibility)
+    target_id = f"char-{tag}"
+    store.attach(book.id, "character", target_id, "owner")
+    if state == "trashed":
+        store.trash_book(book.id)
+    return World(book.id, ids, target_id, state)
+
+
+Request = tuple[str, dict[str, Any]]  # (path, httpx keyword arguments)
+
+
+@dataclass(frozen=True)
+class Row:
+    """How to call one route against a world, what success is, and which access rule applies.
+
+    rule: free (no book involved) | view (seen: owner always, others if unlisted/public) |
+    use (seen and not trashed) | own (owner, not trashed) | own_any (owner, also trashed).
+    """
+
+    rule: str
+    ok: int
+    call: Callable[[World, Components], Request]
+    notes: str = field(default="")
+
+
+def _turn(w: World, **extra: Any) -> dict[str, Any]:
+    return {"book_ids": [w.book_id], **extra}
+
+
+def _reattach(w: World, parts: Components) -> None:
+    if w.state != "trashed":
+        parts.store.attach(w.book_id, "character", w.target_id, "owner")
+
+
+def _detach(w: World, parts: Components) -> Request:
+    _reattach(w, parts)
+    return f"/v1/attachments/character/{w.target_id}/books/{w.book_id}", {}
+
+
+_IMPORT = b'{"entries": {"0": {"key": ["x"], "content": "An imported entry with enough lore.", "comment": "Imported"}}}'
+
+MATRIX: dict[tuple[str, str], Row] = {
+    ("POST", "/v1/books"): Row("free", 201, lambda w, p: ("/v1/books", {"json": {"title": "T"}})),
+    ("GET", "/v1/books"): Row("free", 200, lambda w, p: ("/v1/books", {})),
+    ("GET", "/v1/books/{book_id}"): Row("view", 200, lambda w, p: (f"/v1/books/{w.book_id}", {})),
+    ("PATCH", "/v1/books/{book_id}"): Row(
+        "own", 200, lambda w, p: (f"/v1/books/{w.book_id}", {"json": {"description": "new"}})
+    ),
+    ("DELETE", "/v1/books/{book_id}"): Row("own", 200, lambda w, p: (f"/v1/books/{w.book_id}", {})),
+    ("POST", "/v1/books/{book_id}/restore"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/restore", {})
+    ),
+    ("POST", "/v1/books/{book_id}/copy"): Row(
+        "use", 201, lambda w, p: (f"/v1/books/{w.book_id}/copy", {})
+    ),
+    ("GET", "/v1/library"): Row("free", 200, lambda w, p: ("/v1/library?tag=matrix", {})),
+    ("POST", "/v1/books/{book_id}/entries"): Row(
+        "own",
+        201,
+        lambda w, p: (f"/v1/books/{w.book_id}/entries", {"json": {"title": "New", "lore": LORE}}),
+    ),
+    ("POST", "/v1/books/{book_id}/entries/batch"): Row(
+        "own",
+        201,
+        lambda w, p: (
+            f"/v1/books/{w.book_id}/entries/batch",
+            {"json": {"entries": [{"title": "New", "lore": LORE}]}},
+        ),
+    ),
+    ("GET", "/v1/books/{book_id}/entries"): Row(
+        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/entries", {})
+    ),
+    ("GET", "/v1/entries/{entry_id}"): Row(
+        "view", 200, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {})
+    ),
+    ("PATCH", "/v1/entries/{entry_id}"): Row(
+        "own", 200, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {"json": {"canon": True}})
+    ),
+    ("DELETE", "/v1/entries/{entry_id}"): Row(
+        "own", 204, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {})
+    ),
+    ("POST", "/v1/books/{book_id}/entries/move"): Row(
+        "own",
+        200,
+        lambda w, p: (
+            f"/v1/books/{w.book_id}/entries/move",
+            {"json": {"ids": [w.entry_ids[3]], "to": "first"}},
+        ),
+    ),
+    ("POST", "/v1/books/{book_id}/entries/bulk"): Row(
+        "own",
+        200,
+        lambda w, p: (
+            f"/v1/books/{w.book_id}/entries/bulk",
+            {"json": {"action": "disable", "ids": w.entry_ids[:2]}},
+        ),
+    ),
+    ("PUT", "/v1/attachments/{target_kind}/{target_id}/books/{book_id}"): Row(
+        "use", 200, lambda w, p: (f"/v1/attachments/story/s-{w.book_id}/books/{w.book_id}", {})
+    ),
+    ("DELETE", "/v1/attachments/{target_kind}/{target_id}/books/{book_id}"): Row(
+        "view", 204, _detach, notes="targets are the app's: anyone who sees the book detaches"
+    ),
+    ("GET", "/v1/attachments/{target_kind}/{target_id}"): Row(
+        "free", 200, lambda w, p: (f"/v1/attachments/character/{w.target_id}", {})
+    ),
+    ("POST", "/v1/books/import"): Row(
+        "free",
+        201,
+        lambda w, p: (
+            "/v1/books/import",
+            {"content": _IMPORT, "headers": {"Content-Type": "application/json"}},
+        ),
+    ),
+    ("GET", "/v1/books/{book_id}/export"): Row(
+        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/export?format=ccv3", {})
+    ),
+    ("POST", "/v1/select"): Row(
+        "use",
+        200,
+        lambda w, p: ("/v1/select", {"json": _turn(w, messages=[{"role": "user", "content": "Hi"}])}),
+    ),
+    ("POST", "/v1/preview"): Row(
+        "use", 200, lambda w, p: ("/v1/preview", {"json": _turn(w, message="Topic 1?")})
+    ),
+    ("POST", "/v1/lookup"): Row(
+        "use", 200, lambda w, p: ("/v1/lookup", {"json": _turn(w, entry_id=w.entry_ids[5])})
+    ),
+    ("POST", "/v1/prewarm"): Row(
+        "free", 202, lambda w, p: ("/v1/prewarm", {"json": {"texts": ["A reply."]}})
+    ),
+    ("GET", "/v1/books/{book_id}/usage"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage", {})
+    ),
+    ("GET", "/v1/books/{book_id}/index"): Row(
+        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/index", {})
+    ),
+}
+
+PUBLIC = {
+    ("GET", "/health"),
+    ("GET", "/ready"),
+    ("GET", "/openapi.json"),
+    ("GET", "/docs"),
+    ("GET", "/docs/oauth2-redirect"),
+    ("GET", "/redoc"),
+}
+
+
+def expected(rule: str, ok: int, actor: str, state: str) -> int:
+    if actor in ("no_key", "revoked_key"):
+        return 401
+    if rule == "free":
+        return ok
+    owner = actor == "owner"
+    seen_by_others = state in ("unlisted", "public")
+    if rule == "view":
+        return ok if owner or seen_by_others else 404
+    if rule == "use":
+        return ok if (owner and state != "trashed") or seen_by_others else 404
+    if rule in ("own", "own_any"):
+        if owner:
+            return ok if state != "trashed" or rule == "own_any" else 404
+        return 403 if seen_by_others else 404
+    raise AssertionError(f"unknown rule {rule}")
+
+
+def headers_for(actor: str, keys: Keys) -> dict[str, str]:
+    return {
+        "no_key": auth(None, "owner"),
+        "revoked_key": auth(keys.revoked, "owner"),
+        "other_user": auth(keys.valid, "mallory"),
+        "owner": auth(keys.valid, "owner"),
+    }[actor]
+
+
+def route_keys(app: FastAPI) -> set[tuple[str, str]]:
+    found = set()
+    for route in app.routes:
+        methods = getattr(route, "methods", None) or set()
+        for method in methods - {"HEAD", "OPTIONS"}:
+            found.add((method, getattr(route, "path", "")))
+    return found
+
+
+def test_every_route_has_a_matrix_row(app: FastAPI) -> None:
+    routes = route_keys(app)
+    assert routes - set(MATRIX) - PUBLIC == set(), "add a MATRIX row for each new route"
+    assert set(MATRIX) - routes == set(), "MATRIX names a route that no longer exists"
+    api_routes = [r for r in app.routes if isinstance(r, APIRoute) and r.path.startswith("/v1")]
+    assert len(api_routes) == len(MATRIX)
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("route", sorted(MATRIX), ids=lambda r: f"{r[0]} {r[1]}")
+def test_access_matrix(
+    route: tuple[str, str], state: str, client: TestClient, parts: Components, keys: Keys
+) -> None:
+    row = MATRIX[route]
+    world = build_world(parts, state, tag=f"{state}-{abs(hash(route))}")
+    got: dict[str, int] = {}
+    for actor in ACTORS:
+        path, kwargs = row.call(world, parts)
+        headers = {**headers_for(actor, keys), **kwargs.pop("headers", {})}
+        response = client.request(route[0], path, headers=headers, **kwargs)
+        got[actor] = response.status_code
+        if response.status_code >= 400:
+            assert set(response.json()) == {"error"}, response.text
+    want = {actor: expected(row.rule, row.ok, actor, state) for actor in ACTORS}
+    assert got == want
+
+
+@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs"])
+def test_public_routes_need_no_key(client: TestClient, path: str) -> None:
+    assert client.get(path).status_code == 200

@@ -1,0 +1,115 @@
+"""Shared fixtures: a clean WORLDBOOK_* environment and a store on SQLite and PostgreSQL.
+
+The ``store`` fixture runs every store test twice: on a fresh SQLite file and on a fresh
+PostgreSQL database (``WORLDBOOK_TEST_POSTGRES_URL``, default the local ``test`` database).
+Each PostgreSQL test gets its own database cloned from a migrated template, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from worldbook.adapters.store import SqlStore, open_store, upgrade_database
+
+DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+POSTGRES_URL = os.environ.get("WORLDBOOK_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL
+
+
+@pytest.fixture(autouse=True)
+def _clean_worldbook_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No WORLDBOOK_* setting leaks from the shell into a test (the test service URLs stay)."""
+    for name in list(os.environ):
+        if name.startswith("WORLDBOOK_") and not name.startswith("WORLDBOOK_TEST_"):
+            monkeypatch.delenv(name, raising=False)
+
+
+class _Postgres:
+    """Creates throw-away databases next to the one named by the test URL."""
+
+    def __init__(self, url: str) -> None:
+        self.base = sa.make_url(url)
+        self.admin = sa.create_engine(url, isolation_level="AUTOCOMMIT", poolclass=sa.NullPool)
+        self.template: str | None = None
+
+    def url_for(self, name: str) -> str:
+        return self.base.set(database=name).render_as_string(hide_password=False)
+
+    def reachable(self) -> str | None:
+        try:
+            with self.admin.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        except Exception as exc:  # any failure means: skip the PostgreSQL params
+            return f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return None
+
+    def create(self, *, migrated: bool) -> str:
+        name = f"wb_test_{uuid.uuid4().hex[:16]}"
+        with self.admin.connect() as conn:
+            if migrated:
+                if self.template is None:
+                    self.template = f"wb_tmpl_{uuid.uuid4().hex[:16]}"
+                    conn.execute(sa.text(f'CREATE DATABASE "{self.template}"'))
+                    upgrade_database(self.url_for(self.template))
+                conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"'))
+            else:
+                conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        return name
+
+    def drop(self, name: str) -> None:
+        with self.admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def _postgres() -> Iterator[_Postgres]:
+    pg = _Postgres(POSTGRES_URL)
+    yield pg
+    if pg.template is not None:
+        pg.drop(pg.template)
+    pg.admin.dispose()
+
+
+def _postgres_database(pg: _Postgres, *, migrated: bool) -> Iterator[str]:
+    problem = pg.reachable()
+    if problem is not None:
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is unreachable ({problem}); run scripts/test")
+    name = pg.create(migrated=migrated)
+    try:
+        yield pg.url_for(name)
+    finally:
+        pg.drop(name)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, _postgres: _Postgres
+) -> Iterator[str]:
+    """The URL of a new, empty (unmigrated) database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'worldbook.db'}"
+    else:
+        yield from _postgres_database(_postgres, migrated=False)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, _postgres: _Postgres
+) -> Iterator[SqlStore]:
+    """A migrated, empty :class:`SqlStore` on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        opened = open_store(f"sqlite:///{tmp_path / 'worldbook.db'}")
+        yield opened
+        opened.close()
+        return
+    for url in _postgres_database(_postgres, migrated=True):
+        opened = SqlStore(url)
+        try:
+            yield opened
+        finally:
+            opened.close()

@@ -1,0 +1,475 @@
+"""The store contract, run on SQLite and on the real PostgreSQL (see tests/conftest.py)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from worldbook.adapters.store import SqlStore, entry_content_hash, upgrade_database
+from worldbook.adapters.store.tables import metadata
+from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.types import BookMode, IndexStatus, Visibility
+from worldbook.errors import (
+    BookNotFound,
+    EntryNotFound,
+    InvalidInput,
+    LimitExceeded,
+    NotFound,
+    StorageUnavailable,
+)
+
+LORE = "Lore long enough to pass the twenty character minimum."
+
+
+def drafts(n: int, prefix: str = "Entry") -> list[EntryDraft]:
+    return [EntryDraft(title=f"{prefix} {i}", lore=f"{LORE} #{i}") for i in range(n)]
+
+
+def fill(store: SqlStore, book_id: str, n: int, prefix: str = "Entry") -> list[str]:
+    ids: list[str] = []
+    all_drafts = drafts(n, prefix)
+    for start in range(0, n, 500):
+        ids += [e.id for e in store.add_entries(book_id, all_drafts[start : start + 500])]
+    return ids
+
+
+def order(store: SqlStore, book_id: str) -> list[str]:
+    return [e.id for e in store.list_entries(book_id)]
+
+
+def run_threads(count: int, work: Callable[[int], None]) -> list[BaseException]:
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(count)
+
+    def target(i: int) -> None:
+        barrier.wait()
+        try:
+            work(i)
+        except BaseException as exc:  # collected and asserted on by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+# --- schema ----------------------------------------------------------------------------------
+
+
+def test_migrated_schema_matches_models(empty_database_url: str) -> None:
+    upgrade_database(empty_database_url)
+    upgrade_database(empty_database_url)  # idempotent
+    engine = sa.create_engine(empty_database_url)
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    finally:
+        engine.dispose()
+    assert diff == []
+
+
+# --- users and keys --------------------------------------------------------------------------
+
+
+def test_api_keys(store: SqlStore) -> None:
+    record, plaintext = store.create_api_key("roleplay app")
+    assert plaintext.startswith(record.prefix)
+    assert store.authenticate(plaintext) == record
+    assert store.authenticate(plaintext + "x") is None
+    assert store.authenticate("nonsense") is None
+    revoked = store.revoke_api_key(record.id)
+    assert revoked.revoked_at is not None
+    assert store.authenticate(plaintext) is None
+    assert [k.id for k in store.list_api_keys()] == [record.id]
+    with pytest.raises(NotFound):
+        store.revoke_api_key("missing")
+    store.ensure_user("alice")
+    store.ensure_user("alice")  # idempotent
+
+
+# --- books -----------------------------------------------------------------------------------
+
+
+def test_book_crud_trash_restore(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="The Reach", tags=["Fantasy", "maps"]))
+    assert len(book.id) >= 22 and book.entry_count == 0 and book.version == 1
+    assert store.get_book(book.id) == book
+    updated = store.update_book(book.id, description="Rivers.", tags=["river"])
+    assert updated.description == "Rivers." and updated.version > book.version
+    assert [b.id for b in store.list_books(owner_id="alice", tag="RIVER")] == [book.id]
+    assert store.list_books(owner_id="alice", tag="fantasy") == []
+    assert [b.id for b in store.list_books(query="reac")] == [book.id]
+    assert store.list_books(query="100%") == []
+    trashed = store.trash_book(book.id)
+    assert trashed.trashed
+    with pytest.raises(BookNotFound):
+        store.get_book(book.id)
+    assert store.get_book(book.id, include_trashed=True).trashed
+    assert store.list_books(owner_id="alice") == []
+    assert [b.id for b in store.list_books(owner_id="alice", trashed=True)] == [book.id]
+    with pytest.raises(BookNotFound):
+        store.add_entries(book.id, drafts(1))
+    assert not store.restore_book(book.id).trashed
+    assert [b.id for b in store.list_books(owner_id="alice")] == [book.id]
+    store.purge_book(book.id)
+    with pytest.raises(BookNotFound):
+        store.get_book(book.id, include_trashed=True)
+
+
+def test_update_book_rejects_unknown_and_invalid_fields(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="The Reach"))
+    with pytest.raises(InvalidInput) as info:
+        store.update_book(book.id, colour="red")
+    assert info.value.field == "colour"
+    with pytest.raises(LimitExceeded):
+        store.update_book(book.id, title="t" * 121, description="changed")
+    assert store.get_book(book.id) == book  # nothing written
+
+
+def test_publishing_needs_ten_entries(store: SqlStore) -> None:
+    with pytest.raises(LimitExceeded):
+        store.create_book("alice", BookDraft(title="Public", visibility=Visibility.PUBLIC))
+    book = store.create_book("alice", BookDraft(title="Soon public"))
+    fill(store, book.id, 9)
+    with pytest.raises(LimitExceeded) as info:
+        store.update_book(book.id, visibility=Visibility.PUBLIC)
+    assert info.value.limit == "entries required to publish"
+    fill(store, book.id, 1, "Tenth")
+    assert store.update_book(book.id, visibility="public").visibility == Visibility.PUBLIC
+    assert [b.id for b in store.list_books(visibility="public")] == [book.id]
+
+
+def test_copy_book(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Original", tags=["x"], settings={"a": 1}))
+    ids = fill(store, book.id, 12)
+    store.move_entries(book.id, [ids[5]], to="first")
+    vec = np.ones((1, 4), dtype=np.float32) / 2
+    entry = store.get_entry(ids[0])
+    assert store.save_vectors(ids[0], "m", entry.content_hash, vec)
+    store.update_book(book.id, visibility="public")
+    copy = store.copy_book(book.id, "bob")
+    assert copy.owner_id == "bob" and copy.visibility == Visibility.PRIVATE
+    assert (copy.title, copy.tags, copy.settings, copy.entry_count) == (
+        "Original",
+        ("x",),
+        {"a": 1},
+        12,
+    )
+    originals = store.list_entries(book.id)
+    copies = store.list_entries(copy.id)
+    assert [e.title for e in copies] == [e.title for e in originals]
+    assert not {e.id for e in copies} & set(ids)
+    copied_ids, matrix = store.load_book_vectors(copy.id, "m")
+    assert len(copied_ids) == 1 and np.allclose(matrix, vec)
+
+
+# --- entries ---------------------------------------------------------------------------------
+
+
+def test_entry_crud(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Book"))
+    draft = EntryDraft(
+        title="Ashford",
+        lore=LORE,
+        aliases=["The Bell City"],
+        keys=["ash"],
+        comment="note",
+        extensions={"st": {"uid": 3}},
+    )
+    [entry] = store.add_entries(book.id, [draft])
+    assert entry.to_draft() == draft
+    assert entry.index_status == IndexStatus.QUEUED
+    assert entry.content_hash == entry_content_hash("Ashford", ["The Bell City"], LORE)
+    assert store.get_entry(entry.id) == entry
+    store.set_index_status([entry.id], IndexStatus.INDEXED)
+    same = store.update_entry(entry.id, comment="changed note", canon=True)
+    assert same.content_hash == entry.content_hash and same.index_status == IndexStatus.INDEXED
+    edited = store.update_entry(entry.id, lore=LORE + " More.")
+    assert edited.content_hash != entry.content_hash and edited.index_status == IndexStatus.QUEUED
+    with pytest.raises(InvalidInput) as info:
+        store.update_entry(entry.id, colour="red")
+    assert info.value.field == "colour"
+    with pytest.raises(LimitExceeded):
+        store.update_entry(entry.id, title="x")
+    assert store.get_entry(entry.id) == edited
+    assert store.get_book(book.id).version > book.version
+    assert store.delete_entries(book.id, [entry.id]) == 1
+    with pytest.raises(EntryNotFound):
+        store.get_entry(entry.id)
+    assert store.get_book(book.id).entry_count == 0
+
+
+def test_rejected_batch_writes_nothing(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Book"))
+    fill(store, book.id, 3)
+    before = store.get_book(book.id)
+    bad = [*drafts(3, "New"), EntryDraft(title="Fine title", lore="too short")]
+    with pytest.raises(LimitExceeded) as info:
+        store.add_entries(book.id, bad)
+    assert info.value.field == "entries[3].lore"
+    assert store.get_book(book.id) == before
+    assert len(store.list_entries(book.id)) == 3
+    with pytest.raises(LimitExceeded):
+        store.add_entries(book.id, drafts(501))
+    assert len(store.list_entries(book.id)) == 3
+
+
+def test_classic_books_accept_short_lore(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    [entry] = store.add_entries(book.id, [EntryDraft(title="Key", lore="x", keys=["k"])])
+    assert entry.lore == "x"
+
+
+def test_ids_from_other_books_are_refused(store: SqlStore) -> None:
+    mine = store.create_book("alice", BookDraft(title="Mine"))
+    theirs = store.create_book("bob", BookDraft(title="Theirs"))
+    [a] = fill(store, mine.id, 1)
+    [b] = fill(store, theirs.id, 1)
+    assert store.entry_ids_not_in_book(mine.id, [a, b, "nope"]) == [b, "nope"]
+    for action in (
+        lambda: store.delete_entries(mine.id, [a, b]),
+        lambda: store.set_enabled(mine.id, [a, b], False),
+        lambda: store.move_entries(mine.id, [a, b], to="first"),
+        lambda: store.move_entries(mine.id, [a], to=("after", b)),
+    ):
+        with pytest.raises(EntryNotFound):
+            action()
+    assert store.get_entry(a).enabled and store.get_book(mine.id).entry_count == 1
+    assert store.get_entries(mine.id, [a, b]) == [store.get_entry(a)]
+
+
+def test_list_filters_enable_and_usage(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Book"))
+    ids = fill(store, book.id, 6)
+    store.update_entry(ids[0], canon=True)
+    assert store.set_enabled(book.id, ids[4:], False) == 2
+    assert store.set_enabled(book.id, ids[4:], False) == 0
+    assert [e.id for e in store.list_entries(book.id, canon=True)] == ids[:1]
+    assert [e.id for e in store.list_entries(book.id, enabled=False)] == ids[4:]
+    assert [e.id for e in store.list_entries(book.id, limit=2, offset=1)] == ids[1:3]
+
+    store.record_turn_usage([book.id], [(ids[0], "canon"), (ids[2], "semantic"), (ids[3], "index")])
+    store.record_turn_usage([book.id, book.id], [(ids[2], "full"), (ids[2], "index")])
+    usage = store.entry_usage(book.id)
+    assert (usage[ids[2]].total, usage[ids[2]].full, usage[ids[2]].index) == (2, 2, 0)
+    assert (usage[ids[0]].canon, usage[ids[3]].index, usage[ids[1]].total) == (1, 1, 0)
+    assert usage[ids[2]].last_used_at is not None
+    assert store.book_turns(book.id) == 2
+    assert [e.id for e in store.list_entries(book.id, sort="most_used")][:1] == [ids[2]]
+    assert [e.id for e in store.list_entries(book.id, never_used=True)] == [ids[1], *ids[4:]]
+    assert store.usage_alerts(book.id, min_turns=3) == []
+    assert store.usage_alerts(book.id, min_turns=2) == [ids[1]]  # enabled, not canon, unused
+    with pytest.raises(InvalidInput):
+        store.record_turn_usage([book.id], [(ids[1], "teleport")])
+
+
+# --- the 2,000-entry limit -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_entry_limit_exact_under_concurrent_inserts(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Big"))
+    fill(store, book.id, 1950)
+    errors = run_threads(10, lambda i: store.add_entries(book.id, drafts(10, f"T{i}")))
+    assert len(errors) == 5 and all(isinstance(e, LimitExceeded) for e in errors)
+    assert store.get_book(book.id).entry_count == 2000
+    assert len(store.list_entries(book.id)) == 2000
+    with pytest.raises(LimitExceeded) as info:
+        store.add_entries(book.id, drafts(1, "Last"))
+    assert info.value.limit == "entries per book"
+
+
+# --- list order ------------------------------------------------------------------------------
+
+
+def test_moves_and_inserts(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Order"))
+    a, b, c, d, e = fill(store, book.id, 5)
+    assert store.move_entries(book.id, [d, b], to="first") == 2
+    assert order(store, book.id) == [b, d, a, c, e]
+    assert store.move_entries(book.id, [b], to="last") == 1
+    assert order(store, book.id) == [d, a, c, e, b]
+    assert store.move_entries(book.id, [e, d], to=("before", a)) == 2
+    assert order(store, book.id) == [d, e, a, c, b]
+    assert store.move_entries(book.id, [d], to=("after", c)) == 1
+    assert order(store, book.id) == [e, a, c, d, b]
+    [f] = store.add_entries(book.id, drafts(1, "F"), position="first")
+    [g] = store.add_entries(book.id, drafts(1, "G"), position=("after", a))
+    assert order(store, book.id) == [f.id, e, a, g.id, c, d, b]
+    with pytest.raises(InvalidInput):
+        store.move_entries(book.id, [a, c], to=("after", c))
+    with pytest.raises(InvalidInput):
+        store.move_entries(book.id, [a], to="middle")  # type: ignore[arg-type]
+
+
+def test_repeated_insert_between_renumbers_and_keeps_order(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Order"))
+    first, last = fill(store, book.id, 2)
+    expected = [first, last]
+    for i in range(25):  # halving a 1,024 gap runs out after ~10 insertions
+        [new] = store.add_entries(book.id, drafts(1, f"Wedge {i}"), position=("before", last))
+        expected.insert(len(expected) - 1, new.id)
+    assert order(store, book.id) == expected
+    positions = [e.position for e in store.list_entries(book.id)]
+    assert len(set(positions)) == len(positions)
+
+
+@pytest.mark.slow
+def test_bulk_moves_in_a_2000_entry_book_match_a_list_model(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Big"))
+    model = fill(store, book.id, 2000)
+    rng = random.Random(7)
+    for step in range(12):
+        moving = rng.sample(model, rng.choice([1, 3, 500]))
+        rest = [i for i in model if i not in set(moving)]
+        moving_in_order = [i for i in model if i in set(moving)]
+        kind = step % 4
+        if kind == 0:
+            to: object = "first"
+            model = moving_in_order + rest
+        elif kind == 1:
+            to = "last"
+            model = rest + moving_in_order
+        else:
+            anchor_at = rng.randrange(len(rest))
+            side = "before" if kind == 2 else "after"
+            to = (side, rest[anchor_at])
+            cut = anchor_at if side == "before" else anchor_at + 1
+            model = rest[:cut] + moving_in_order + rest[cut:]
+        written = store.move_entries(book.id, moving, to=to)  # type: ignore[arg-type]
+        assert len(moving) <= written <= 2000
+        assert order(store, book.id) == model
+    positions = [e.position for e in store.list_entries(book.id)]
+    assert len(set(positions)) == 2000
+
+
+@pytest.mark.slow
+def test_concurrent_moves_keep_a_permutation(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Busy"))
+    ids = fill(store, book.id, 300)
+
+    def mover(i: int) -> None:
+        rng = random.Random(i)
+        for _ in range(15):
+            moving = rng.sample(ids, rng.randint(1, 5))
+            anchor = rng.choice([x for x in ids if x not in moving])
+            to = rng.choice(["first", "last", ("before", anchor), ("after", anchor)])
+            store.move_entries(book.id, moving, to=to)  # type: ignore[arg-type]
+
+    assert run_threads(4, mover) == []
+    entries = store.list_entries(book.id)
+    assert sorted(e.id for e in entries) == sorted(ids)
+    assert len({e.position for e in entries}) == 300
+
+
+# --- attachments -----------------------------------------------------------------------------
+
+
+def test_attachments_keep_order(store: SqlStore) -> None:
+    one = store.create_book("alice", BookDraft(title="One"))
+    two = store.create_book("alice", BookDraft(title="Two"))
+    store.attach(two.id, "character", "c1", "alice")
+    store.attach(one.id, "character", "c1", "alice")
+    again = store.attach(two.id, "character", "c1", "alice")
+    assert again.position == 1
+    assert store.attachments_for("character", "c1") == [two.id, one.id]
+    assert store.attachments_for("story", "c1") == []
+    store.trash_book(two.id)
+    assert store.attachments_for("character", "c1") == [one.id]
+    assert store.detach(one.id, "character", "c1") is True
+    assert store.detach(one.id, "character", "c1") is False
+    with pytest.raises(InvalidInput):
+        store.attach(one.id, "chat", "c1", "alice")  # type: ignore[arg-type]
+
+
+# --- vectors ---------------------------------------------------------------------------------
+
+
+def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Vectors"))
+    a, b, c = fill(store, book.id, 3)
+    hash_a = store.get_entry(a).content_hash
+    two_chunks = np.arange(8, dtype=np.float32).reshape(2, 4)
+    assert store.save_vectors(a, "m1", hash_a, two_chunks)
+    assert store.save_vectors(b, "m1", store.get_entry(b).content_hash, np.ones(4, np.float32))
+    assert store.get_entry(a).index_status == IndexStatus.INDEXED
+    assert store.save_vectors(c, "m1", "an old hash", np.ones((1, 4), np.float32)) is False
+
+    row_ids, matrix = store.load_book_vectors(book.id, "m1")
+    assert row_ids == [a, a, b] and matrix.dtype == np.float32 and matrix.shape == (3, 4)
+    assert np.array_equal(matrix[:2], two_chunks)
+    assert store.load_book_vectors(book.id, "m2")[0] == []
+    assert store.book_index_share(book.id, "m1") == pytest.approx(2 / 3)
+    assert [w.entry_id for w in store.entries_to_index("m1")] == [c]
+    assert {w.entry_id for w in store.entries_to_index("m2", book_id=book.id)} == {a, b, c}
+    assert [w.entry_id for w in store.entries_to_index("m2", entry_ids=[b])] == [b]
+
+    store.update_entry(a, lore=LORE + " Changed.")  # the stored vector is now stale
+    assert store.load_book_vectors(book.id, "m1")[0] == [b]
+    assert store.save_vectors(a, "m1", hash_a, two_chunks) is False
+    [work] = [w for w in store.entries_to_index("m1") if w.entry_id == a]
+    assert work.content_hash == store.get_entry(a).content_hash and "Changed." in work.text
+    assert work.text.startswith(store.get_entry(a).title)
+
+    store.set_enabled(book.id, [b], False)
+    assert store.load_book_vectors(book.id, "m1")[0] == []
+    assert store.book_index_share(book.id, "m1") == 0.0
+    store.set_index_status([c], IndexStatus.FAILED, error="model crashed")
+    assert store.index_statuses([c]) == {c: (IndexStatus.FAILED, "model crashed")}
+
+    before = store.get_book(book.id).index_version
+    assert store.delete_vectors(model_id="m1", book_id=book.id) == 3  # incl. stale rows
+    assert store.get_book(book.id).index_version > before
+    assert store.get_entry(b).index_status == IndexStatus.QUEUED
+
+
+# --- token counts and import jobs ------------------------------------------------------------
+
+
+def test_token_count_cache(store: SqlStore) -> None:
+    store.put_token_counts("cl100k_base", {"h1": 10, "h2": 20})
+    store.put_token_counts("cl100k_base", {"h1": 99})  # existing pair left as it is
+    assert store.get_token_counts("cl100k_base", ["h1", "h2", "h3"]) == {"h1": 10, "h2": 20}
+    assert store.get_token_counts("other", ["h1"]) == {}
+
+
+def test_import_jobs_resume(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Imported"))
+    job = store.create_import_job(book.id, "alice", "f" * 64, total_entries=700)
+    assert store.find_import_job("alice", "f" * 64) == job
+    all_drafts = drafts(700)
+    store.add_entries(book.id, all_drafts[:500], import_job_id=job.id)
+    assert store.get_import_job(job.id).done_entries == 500
+    with pytest.raises(LimitExceeded):  # a failing batch does not advance the job
+        store.add_entries(book.id, [EntryDraft(title="x", lore=LORE)], import_job_id=job.id)
+    resumed = store.find_import_job("alice", "f" * 64)
+    assert resumed is not None and resumed.done_entries == 500
+    store.add_entries(book.id, all_drafts[resumed.done_entries :], import_job_id=job.id)
+    done = store.finish_import_job(job.id)
+    assert (done.status, done.done_entries) == ("done", 700)
+    assert store.find_import_job("alice", "f" * 64) is None
+    assert store.get_book(book.id).entry_count == 700
+
+
+# --- error translation -----------------------------------------------------------------------
+
+
+def test_unreachable_database_is_storage_unavailable(tmp_path: Path) -> None:
+    missing_dir = tmp_path / "no" / "such" / "dir" / "worldbook.db"
+    with pytest.raises(StorageUnavailable):
+        upgrade_database(f"sqlite:///{missing_dir}")
+    with pytest.raises(StorageUnavailable):
+        SqlStore("postgresql+psycopg://postgres@127.0.0.1:1/none").get_book("x")
+    with pytest.raises(InvalidInput):
+        SqlStore("not a url")

@@ -1,0 +1,254 @@
+"""The FAISS vector index: exactness against brute-force numpy, caching, errors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from worldbook.adapters.faiss_index import BookVectors, FaissIndex
+from worldbook.core.embed_text import best_per_entry
+from worldbook.core.query import Method, QueryCombination, combine_scores
+from worldbook.core.types import SemanticHit
+from worldbook.errors import BookNotFound, IndexUnavailable, InvalidInput
+from worldbook.ports import VectorIndex
+
+DIM = 16
+
+
+def _unit(rng: np.random.Generator, rows: int, dim: int = DIM) -> np.ndarray:
+    matrix = rng.standard_normal((rows, dim)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def _random_books(rng: np.random.Generator, n_books: int) -> dict[str, BookVectors]:
+    """Books of chunked entries (1–3 rows each, rows shuffled), with exact duplicate vectors
+    across entries and books so that ties happen."""
+    books: dict[str, BookVectors] = {}
+    shared = _unit(rng, 3)
+    for b in range(n_books):
+        ids: list[str] = []
+        for e in range(int(rng.integers(0, 12))):
+            ids.extend([f"b{b}-e{e:02d}"] * int(rng.integers(1, 4)))
+        rng.shuffle(ids)
+        vectors = _unit(rng, len(ids))
+        for row in range(len(ids)):
+            if rng.random() < 0.25:  # a tie with other rows holding the same shared vector
+                vectors[row] = shared[int(rng.integers(0, 3))]
+        books[f"book-{b}"] = (ids, vectors)
+    return books
+
+
+def _brute_force(
+    books: dict[str, BookVectors],
+    book_ids: Sequence[str],
+    queries: np.ndarray,
+    k: int,
+    combination: QueryCombination,
+) -> list[SemanticHit]:
+    """The specification: numpy scores, the core combination, best chunk, sort with tie-break.
+
+    Scores are elementwise products summed in float64 (no BLAS): identical vectors get
+    bit-identical scores, so ties here are exactly the ties of the data.
+    """
+    hits: list[tuple[float, int, str, str]] = []
+    for position, book_id in enumerate(dict.fromkeys(book_ids)):
+        ids, vectors = books[book_id]
+        if not ids:
+            continue
+        products = queries.astype(np.float64)[:, None, :] * vectors.astype(np.float64)[None]
+        combined = combine_scores(products.sum(axis=2), combination)
+        for entry_id, score in best_per_entry(ids, combined.tolist()).items():
+            hits.append((score, position, entry_id, book_id))
+    hits.sort(key=lambda h: (-h[0], h[1], h[2]))
+    return [SemanticHit(b, e, s) for s, _, e, b in hits[:k]]
+
+
+def _index(books: dict[str, BookVectors], **kwargs: object) -> FaissIndex:
+    return FaissIndex(lambda book_id: books[book_id], **kwargs)  # type: ignore[arg-type]
+
+
+COMBINATIONS = [
+    QueryCombination(Method.NEWEST),
+    QueryCombination(Method.MAX),
+    QueryCombination(Method.MEAN),
+    QueryCombination(Method.RECENCY_MEAN, 0.5),
+    QueryCombination(Method.RECENCY_MAX, 0.5),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    n_books=st.integers(1, 4),
+    messages=st.integers(1, 6),
+    k=st.integers(1, 40),
+    combination=st.sampled_from(COMBINATIONS),
+)
+def test_oracle_faiss_equals_brute_force(
+    seed: int, n_books: int, messages: int, k: int, combination: QueryCombination
+) -> None:
+    rng = np.random.default_rng(seed)
+    books = _random_books(rng, n_books)
+    queries = _unit(rng, messages)
+    if rng.random() < 0.3:  # a query equal to a stored vector: exact top score ties
+        queries[-1] = next(iter(books.values()))[1][0] if books["book-0"][0] else queries[-1]
+    book_ids = list(books)
+    rng.shuffle(book_ids)
+    got = _index(books, combination=combination).search(book_ids, queries, k)
+    want = _brute_force(books, book_ids, queries, k, combination)
+    assert [(h.book_id, h.entry_id) for h in got] == [(h.book_id, h.entry_id) for h in want]
+    assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-5)
+
+
+def test_ties_break_by_book_order_then_entry_id() -> None:
+    vector = _unit(np.random.default_rng(1), 1)
+    books = {
+        "x": (["x-b", "x-a"], np.repeat(vector, 2, axis=0)),
+        "y": (["y-a"], vector.copy()),
+    }
+    hits = _index(books).search(["y", "x"], vector, k=3)
+    assert [(h.book_id, h.entry_id) for h in hits] == [("y", "y-a"), ("x", "x-a"), ("x", "x-b")]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-6)
+
+
+def test_entry_scores_by_its_best_chunk_and_appears_once() -> None:
+    query = np.eye(1, DIM, 0, dtype=np.float32)
+    far = np.eye(1, DIM, 1, dtype=np.float32)
+    books = {"b": (["long", "long", "short"], np.vstack([far, query, 0.5 * query + 0.5 * far]))}
+    hits = _index(books).search(["b"], query, k=5)
+    assert [h.entry_id for h in hits] == ["long", "short"]
+    assert hits[0].score == pytest.approx(1.0)
+
+
+def test_is_a_vector_index() -> None:
+    assert isinstance(_index({}), VectorIndex)
+
+
+def test_books_are_cached_and_evicted_least_recently_used() -> None:
+    rng = np.random.default_rng(2)
+    books = {name: (["e1", "e2"], _unit(rng, 2)) for name in "abc"}
+    loads: list[str] = []
+
+    def loader(book_id: str) -> BookVectors:
+        loads.append(book_id)
+        return books[book_id]
+
+    index = FaissIndex(loader, max_books=2)
+    query = _unit(rng, 1)
+    for book_id in ["a", "b", "a", "c", "a", "b"]:
+        index.search([book_id], query, k=1)
+    # b was least recently used when c arrived, so only b is loaded again
+    assert loads == ["a", "b", "c", "b"]
+    assert index.cached_books == ["a", "b"]
+
+
+def test_cache_is_bounded_by_bytes() -> None:
+    rng = np.random.default_rng(3)
+    books = {name: ([f"e{i}" for i in range(10)], _unit(rng, 10)) for name in "abcd"}
+    one_book = FaissIndex(lambda b: books[b])
+    one_book.search(["a"], _unit(rng, 1), k=1)
+    size = one_book.cached_bytes
+    index = FaissIndex(lambda b: books[b], max_bytes=2 * size)
+    index.search(["a", "b", "c"], _unit(rng, 1), k=1)
+    assert index.cached_books == ["b", "c"]
+    assert index.cached_bytes == 2 * size
+    tiny = FaissIndex(lambda b: books[b], max_bytes=size - 1)
+    assert tiny.search(["a"], books["a"][1][:1], k=1)[0].entry_id == "e0"  # searched, not kept
+    assert tiny.cached_books == []
+
+
+def test_invalidate_reloads_the_book() -> None:
+    rng = np.random.default_rng(4)
+    vectors = _unit(rng, 2)
+    current = {"b": (["old"], vectors[:1])}
+    index = FaissIndex(lambda b: current[b])
+    assert index.search(["b"], vectors[:1], k=1)[0].entry_id == "old"
+    current["b"] = (["new"], vectors[1:])
+    assert index.search(["b"], vectors[:1], k=1)[0].entry_id == "old"  # cached
+    index.invalidate("b")
+    assert index.search(["b"], vectors[:1], k=1)[0].entry_id == "new"
+
+
+def test_an_index_built_while_invalidated_is_not_cached() -> None:
+    rng = np.random.default_rng(5)
+    vectors = _unit(rng, 1)
+    holder: list[FaissIndex] = []
+
+    def loader(book_id: str) -> BookVectors:
+        holder[0].invalidate(book_id)  # the book changes while its vectors are read
+        return ["e"], vectors
+
+    index = FaissIndex(loader)
+    holder.append(index)
+    assert index.search(["b"], vectors, k=1)[0].entry_id == "e"
+    assert index.cached_books == []
+
+
+def test_empty_books_and_duplicates_are_handled() -> None:
+    rng = np.random.default_rng(6)
+    books: dict[str, BookVectors] = {
+        "empty": ([], np.zeros((0, 0), dtype=np.float32)),
+        "full": (["e"], _unit(rng, 1)),
+    }
+    hits = _index(books).search(["empty", "full", "full"], books["full"][1], k=10)
+    assert [h.entry_id for h in hits] == ["e"]
+
+
+def test_errors_are_translated() -> None:
+    rng = np.random.default_rng(7)
+    books: dict[str, BookVectors] = {
+        "dim": (["e"], _unit(rng, 1, dim=8)),
+        "rows": (["e", "f"], _unit(rng, 1)),
+    }
+
+    def broken(book_id: str) -> BookVectors:
+        if book_id == "gone":
+            raise BookNotFound("no such book")
+        if book_id in books:
+            return books[book_id]
+        raise RuntimeError("database exploded")
+
+    index = FaissIndex(broken)
+    query = _unit(rng, 1)
+    with pytest.raises(IndexUnavailable, match="dimension"):
+        index.search(["dim"], query, k=1)
+    with pytest.raises(IndexUnavailable, match="entry ids"):
+        index.search(["rows"], query, k=1)
+    with pytest.raises(IndexUnavailable, match="database exploded"):
+        index.search(["other"], query, k=1)
+    with pytest.raises(BookNotFound):  # worldbook errors pass through untouched
+        index.search(["gone"], query, k=1)
+    with pytest.raises(InvalidInput):
+        index.search(["dim"], query, k=0)
+    with pytest.raises(InvalidInput):
+        index.search(["dim"], query[0], k=1)
+    with pytest.raises(InvalidInput):
+        FaissIndex(broken, max_books=0)
+
+
+def test_concurrent_searches_agree_with_sequential_ones() -> None:
+    rng = np.random.default_rng(8)
+    books = _random_books(rng, 4)
+    queries = [_unit(rng, 3) for _ in range(20)]
+    expected = [_index(books).search(list(books), q, k=5) for q in queries]
+    shared = _index(books, max_books=2)  # small cache: evictions race with searches
+    results: dict[int, list[SemanticHit]] = {}
+
+    def work(i: int) -> None:
+        for _ in range(5):
+            results[i] = shared.search(list(books), queries[i], k=5)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(queries))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i, want in enumerate(expected):
+        assert [(h.book_id, h.entry_id) for h in results[i]] == [
+            (h.book_id, h.entry_id) for h in want
+        ]

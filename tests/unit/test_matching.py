@@ -1,0 +1,190 @@
+"""The literal matcher (issue 3 item 2, DESIGN §2 rule 5): Unicode-aware verbatim names."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from worldbook.core.matching import BookMatcher, MatcherCache, is_unspaced, normalize
+from worldbook.core.types import LoreBook, LoreEntry
+
+
+def _book(*names: str, version: str = "v1", book_id: str = "b") -> LoreBook:
+    entries = tuple(
+        LoreEntry(f"e{i}", book_id, name, "lore " * 10, 10) for i, name in enumerate(names)
+    )
+    return LoreBook(book_id, "Book", entries, version=version)
+
+
+# (alias, text, should match)
+TABLE: list[tuple[str, str, bool]] = [
+    # Latin: whole words, punctuation and possessives around the name
+    ("feu", "la feuille tombe", False),
+    ("feu", "le feu brûle", True),
+    ("Aragorn", "Aragorn's sword", True),
+    ("Aragorn", "Aragorn’s sword", True),  # curly apostrophe
+    ("Aragorn", "Hello, Aragorn, hello", True),
+    ("Aragorn", "(Aragorn)", True),
+    ("Aragorn", "Aragornson", False),
+    ("Aragorn", "xAragorn", False),
+    ("aragorn", "ARAGORN!", True),
+    ("New York", "new   york\ncity", True),  # whitespace runs collapse
+    ("Straße", "STRASSE", True),  # casefold ß → ss
+    # accents: composed/decomposed are equal; accented vs plain are not
+    ("café", "cafe\u0301 noir", True),
+    ("cafe\u0301", "un café", True),
+    ("résumé", "my resume", False),
+    ("Élodie", "ÉLODIE arrived", True),
+    # full-width forms
+    ("ABC", "ＡＢＣ corp", True),
+    ("ＡＢＣ", "abc corp", True),
+    ("Ｔｏｋｙｏ", "to tokyo!", True),
+    # Cyrillic
+    ("Москва", "Я люблю Москва-реку", True),
+    ("Москва", "Москвабад", False),
+    ("Иван", "иван пришёл", True),
+    # Greek (final sigma folds under casefold)
+    ("Αθήνα", "στην ΑΘΉΝΑ σήμερα", True),
+    ("Οδυσσέας", "ο οδυσσέας ήρθε", True),
+    ("Οδυσσέας", "οδυσσέαςxyz", False),
+    # Arabic and Hebrew separate words with spaces
+    ("القاهرة", "ذهبت إلى القاهرة أمس", True),
+    ("قاهرة", "ذهبت إلى القاهرة أمس", False),
+    ("ירושלים", "אני בירושלים", False),
+    ("ירושלים", "אני גר ירושלים.", True),
+    # Devanagari: vowel signs are combining marks, part of the word
+    ("दिल्ली", "मैं दिल्ली में हूँ", True),
+    ("दिल", "मैं दिल्ली में हूँ", False),
+    # CJK, kana: substring
+    ("東京", "東京駅で会おう", True),
+    ("東京", "私は東京に住む", True),
+    ("カタナ", "彼のカタナは鋭い", True),
+    ("ひかり", "ひかりが好き", True),
+    ("北京", "我在北京工作", True),
+    # Hangul: particles attach to names
+    ("앨리스", "앨리스가 왔다", True),
+    ("서울", "서울에서 만나요", True),
+    # Thai, Lao, Khmer, Myanmar: no spaces between words
+    ("กรุงเทพ", "ฉันอยู่กรุงเทพมหานคร", True),
+    ("ວຽງຈັນ", "ຂ້ອຍຢູ່ວຽງຈັນ", True),
+    ("ភ្នំពេញ", "ខ្ញុំនៅភ្នំពេញ", True),
+    ("ရန်ကုန်", "ကျွန်တော်ရန်ကုန်မှာနေတယ်", True),
+    # Latin name embedded in CJK text (no spaces around it)
+    ("Alice", "我喜欢Alice的书", True),
+]
+
+
+@pytest.mark.parametrize(("alias", "text", "expected"), TABLE)
+def test_multilingual_table(alias: str, text: str, expected: bool) -> None:
+    matcher = BookMatcher(_book(alias))
+    assert bool(matcher.find(text)) is expected
+
+
+def test_reports_entry_and_alias_as_written() -> None:
+    entry = LoreEntry("strider", "b", "Aragorn", "lore " * 10, 10, aliases=("Strider", "Elessar"))
+    matcher = BookMatcher(LoreBook("b", "B", (entry,), version="1"))
+    [match] = matcher.find("They called him STRIDER, later Elessar.")
+    assert (match.entry_id, match.alias, match.position) == ("strider", "Strider", 0)
+
+
+def test_each_entry_once_in_order_of_first_appearance() -> None:
+    matcher = BookMatcher(_book("Gondor", "Rohan"))
+    found = matcher.find("Rohan rides to Gondor; Rohan again")
+    assert [m.entry_id for m in found] == ["e1", "e0"]
+
+
+def test_shared_alias_matches_every_owner() -> None:
+    a = LoreEntry("a", "b", "Alpha", "lore " * 10, 10, aliases=("the twins",))
+    c = LoreEntry("c", "b", "Gamma", "lore " * 10, 10, aliases=("The Twins",))
+    found = BookMatcher(LoreBook("b", "B", (a, c), version="1")).find("the twins came")
+    assert [m.entry_id for m in found] == ["a", "c"]
+
+
+def test_disabled_entries_never_match() -> None:
+    entry = LoreEntry("x", "b", "Mordor", "lore " * 10, 10, enabled=False)
+    assert BookMatcher(LoreBook("b", "B", (entry,), version="1")).find("Mordor") == []
+
+
+def test_overlapping_names_all_found() -> None:
+    matcher = BookMatcher(_book("Minas Tirith", "Tirith"))
+    assert {m.entry_id for m in matcher.find("at Minas Tirith")} == {"e0", "e1"}
+
+
+def test_empty_aliases_are_ignored() -> None:
+    entry = LoreEntry("x", "b", "Shire", "lore " * 10, 10, aliases=("", "   "))
+    matcher = BookMatcher(LoreBook("b", "B", (entry,), version="1"))
+    assert matcher.find("anything at all") == []
+    assert matcher.find("") == []
+
+
+def test_normalize() -> None:
+    assert normalize("  ＡＢＣ\u00a0 Déjà\n\tvu ") == "abc déjà vu"
+    assert normalize("e\u0301") == "é"
+    assert normalize("it’s") == "it's"
+
+
+def test_is_unspaced() -> None:
+    assert all(is_unspaced(c) for c in "東ひカ한ไລខမ")
+    assert not any(is_unspaced(c) for c in "aЖλعאद")
+
+
+def test_cache_builds_once_per_version_and_is_bounded() -> None:
+    cache = MatcherCache(max_books=2)
+    book = _book("Gondor")
+    first = cache.get(book)
+    assert cache.get(book) is first
+    assert cache.builds == 1
+    newer = _book("Gondor", "Rohan", version="v2")
+    assert cache.get(newer) is not first
+    assert len(cache) == 1  # the stale version of the same book is dropped
+    cache.get(_book("X", book_id="c"))
+    cache.get(_book("Y", book_id="d"))
+    assert len(cache) == 2
+    assert cache.builds == 4
+
+
+def test_cache_never_keeps_unversioned_books() -> None:
+    cache = MatcherCache()
+    book = _book("Gondor", version="")
+    assert cache.get(book) is not cache.get(book)
+    assert len(cache) == 0
+
+
+def test_cache_is_thread_safe() -> None:
+    cache = MatcherCache(max_books=3)
+    books = [_book("Gondor", book_id=f"b{i}") for i in range(6)]
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(50):
+                for book in books:
+                    assert cache.get(book).find("Gondor")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(cache) <= 3
+
+
+def test_large_book_builds_and_matches() -> None:
+    entries = tuple(
+        LoreEntry(
+            f"e{i}",
+            "b",
+            f"Place {i}",
+            "lore " * 10,
+            10,
+            aliases=tuple(f"alias{i}x{j}" for j in range(50)),
+        )
+        for i in range(2000)
+    )
+    matcher = BookMatcher(LoreBook("b", "B", entries, version="1"))
+    found = matcher.find("We met at alias1999x49 near Place 7 and alias12x0.")
+    assert [m.entry_id for m in found] == ["e1999", "e7", "e12"]

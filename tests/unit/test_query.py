@@ -1,0 +1,116 @@
+"""How the last messages' scores combine (worldbook.core.query)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from worldbook.core.query import (
+    DEFAULT_COMBINATION,
+    Method,
+    QueryCombination,
+    combine_scores,
+    recency_weights,
+)
+from worldbook.errors import InvalidInput
+
+SCORES = np.array(
+    [
+        [0.9, 0.1, 0.2],  # oldest
+        [0.1, 0.2, 0.3],
+        [0.2, 0.6, 0.1],  # newest
+    ],
+    dtype=np.float32,
+)
+
+
+def test_recency_weights_halve_per_message_back() -> None:
+    assert recency_weights(3, 0.5).tolist() == [0.25, 0.5, 1.0]
+    assert recency_weights(1, 0.3).tolist() == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("combination", "expected"),
+    [
+        (QueryCombination(Method.NEWEST), [0.2, 0.6, 0.1]),
+        (QueryCombination(Method.MAX), [0.9, 0.6, 0.3]),
+        (QueryCombination(Method.MEAN), [0.4, 0.3, 0.2]),
+        (
+            QueryCombination(Method.RECENCY_MEAN, 0.5),
+            [
+                (0.25 * 0.9 + 0.5 * 0.1 + 0.2) / 1.75,
+                (0.25 * 0.1 + 0.5 * 0.2 + 0.6) / 1.75,
+                (0.25 * 0.2 + 0.5 * 0.3 + 0.1) / 1.75,
+            ],
+        ),
+        (QueryCombination(Method.RECENCY_MAX, 0.5), [0.225, 0.6, 0.15]),
+    ],
+)
+def test_combinations_by_hand(combination: QueryCombination, expected: list[float]) -> None:
+    combined = combine_scores(SCORES, combination)
+    assert combined.dtype == np.float32
+    assert combined.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_old_strong_match_does_not_beat_the_newest_under_the_default() -> None:
+    # The oldest message matched row 0 strongly; the default must still rank the newest
+    # message's best row first.
+    combined = combine_scores(SCORES, DEFAULT_COMBINATION)
+    assert int(np.argmax(combined)) == 1
+
+
+_MATRIX = arrays(
+    np.float32,
+    st.tuples(st.integers(1, 6), st.integers(1, 8)),
+    elements=st.floats(-1, 1, width=32),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(row=arrays(np.float32, st.integers(1, 8), elements=st.floats(-1, 1, width=32)))
+def test_one_message_scores_itself_under_every_method(row: np.ndarray) -> None:
+    for method in Method:
+        combined = combine_scores(row[None, :], QueryCombination(method, 0.5))
+        assert combined == pytest.approx(row, abs=1e-6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(matrix=_MATRIX, decay=st.floats(0.05, 1.0))
+def test_combined_scores_stay_within_the_messages_scores(matrix: np.ndarray, decay: float) -> None:
+    for method in (Method.MAX, Method.MEAN, Method.RECENCY_MEAN, Method.NEWEST):
+        combined = combine_scores(matrix, QueryCombination(method, decay))
+        assert np.all(combined <= matrix.max(axis=0) + 1e-5)
+        assert np.all(combined >= matrix.min(axis=0) - 1e-5)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), messages=st.integers(1, 6), decay=st.floats(0.1, 1.0))
+def test_recency_mean_is_search_with_the_weighted_mean_vector(
+    seed: int, messages: int, decay: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    queries = rng.standard_normal((messages, 16)).astype(np.float32)
+    rows = rng.standard_normal((10, 16)).astype(np.float32)
+    weights = recency_weights(messages, decay)
+    via_vector = rows @ (weights @ queries) / weights.sum()
+    combined = combine_scores(queries @ rows.T, QueryCombination(Method.RECENCY_MEAN, decay))
+    assert combined == pytest.approx(via_vector, abs=1e-4)
+
+
+def test_bad_inputs_are_rejected() -> None:
+    with pytest.raises(InvalidInput):
+        QueryCombination(Method.RECENCY_MEAN, 0.0)
+    with pytest.raises(InvalidInput):
+        QueryCombination(Method.RECENCY_MAX, 1.5)
+    with pytest.raises(InvalidInput):
+        combine_scores(np.zeros((0, 3)), DEFAULT_COMBINATION)
+    with pytest.raises(InvalidInput):
+        combine_scores(np.zeros(3), DEFAULT_COMBINATION)
+
+
+def test_labels_name_the_decay_only_where_it_matters() -> None:
+    assert QueryCombination(Method.MAX).label == "max"
+    assert QueryCombination(Method.RECENCY_MAX, 0.5).label == "recency_max(decay=0.5)"

@@ -1,0 +1,69 @@
+"""What a Celery worker process needs to index: a store and an embedder, bound together.
+
+The API and the CLI wire indexing through :class:`worldbook.service.components.Components`; a
+worker process needs only this much (no vector index, no query caches, no queue thread). The
+indexing logic itself is in :mod:`worldbook.service.indexing` and takes plain ports.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from worldbook.ports import Embedder
+from worldbook.service import indexing
+from worldbook.service.indexing import IndexingStore, IndexReport
+
+if TYPE_CHECKING:
+    from worldbook.settings import WorldbookSettings
+
+
+@dataclass(slots=True)
+class Indexer:
+    """A store and an embedder bound together: what a worker needs to run a batch."""
+
+    store: IndexingStore
+    embedder: Embedder
+    batch_size: int = 32
+    on_indexed: Callable[[set[str]], None] | None = None
+
+    def run(self, entry_ids: Sequence[str] | None, *, book_id: str | None = None) -> IndexReport:
+        return indexing.index_entries(
+            entry_ids,
+            store=self.store,
+            embedder=self.embedder,
+            batch_size=self.batch_size,
+            book_id=book_id,
+            on_indexed=self.on_indexed,
+        )
+
+
+def embed_threads(settings: WorldbookSettings, processes: int = 1) -> int:
+    """BLAS threads per embedding process: the configured count, else the cores shared out.
+
+    Oversubscribing cores is catastrophic for these models (issue 4: USE with 4 threads on 2
+    cores ran 75x slower), so N worker processes get cores // N threads each.
+    """
+    if settings.embed_threads > 0:
+        return settings.embed_threads
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, processes))
+
+
+def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer:
+    """Open the configured store and load the configured embedder."""
+    from worldbook.adapters.embedders import load_embedder
+    from worldbook.adapters.store import open_store
+
+    store = open_store(settings.resolved_database_url())
+    embedder = load_embedder(
+        settings.embedder,
+        threads=embed_threads(settings, processes),
+        device=settings.embed_device,
+    )
+    return Indexer(store=store, embedder=embedder, batch_size=settings.index_batch_size)

@@ -1,0 +1,82 @@
+"""Thin Celery tasks: check the message, call the plain indexing functions, retry on outages.
+
+Tasks carry entry ids only. Idempotency comes from the store (see
+:mod:`worldbook.service.indexing`): an entry that already has a vector of the worker's model for
+its current content hash is skipped, so a redelivered or duplicated message costs one query.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from worldbook.adapters.queues import INDEX_TASK, SWEEP_TASK, CeleryIndexQueue
+from worldbook.errors import InvalidInput, ServiceUnavailable
+from worldbook.service import indexing
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+    from workers.runtime import Indexer
+
+log = logging.getLogger(__name__)
+
+MAX_IDS_PER_TASK = 1000
+RETRY_BACKOFF_MAX_S = 300
+MAX_RETRIES = 10
+
+
+def parse_entry_ids(payload: object) -> list[str]:
+    """The entry ids of a task message.
+
+    Raises:
+        InvalidInput: the payload is not a list of at most ``MAX_IDS_PER_TASK`` strings.
+    """
+    if not isinstance(payload, list) or not all(isinstance(x, str) for x in payload):
+        raise InvalidInput("an index task takes a list of entry id strings.", field="entry_ids")
+    if len(payload) > MAX_IDS_PER_TASK:
+        raise InvalidInput(
+            f"an index task takes at most {MAX_IDS_PER_TASK} entry ids; got {len(payload)}. "
+            "Split the request.",
+            field="entry_ids",
+        )
+    return list(payload)
+
+
+def register_tasks(app: Celery, indexer: Callable[[], Indexer], *, broker_url: str) -> None:
+    """Register the index and sweep tasks on ``app``; ``indexer`` gives this process's Indexer."""
+    queues: list[CeleryIndexQueue] = []
+
+    @app.task(  # type: ignore[untyped-decorator]
+        name=INDEX_TASK,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        # A database or model outage is retried with exponential backoff (1 s, 2 s, 4 s, …
+        # capped, jittered); after MAX_RETRIES the entries stay queued for the sweep.
+        autoretry_for=(ServiceUnavailable,),
+        retry_backoff=True,
+        retry_backoff_max=RETRY_BACKOFF_MAX_S,
+        retry_jitter=True,
+        max_retries=MAX_RETRIES,
+    )
+    def index_entries_task(entry_ids: object) -> dict[str, Any]:
+        ids = parse_entry_ids(entry_ids)
+        report = indexer().run(ids)
+        if report.failed:
+            log.warning("indexing failed for %d entries: %s", len(report.failed), report.failed)
+        return {"indexed": len(report.indexed), "stale": len(report.stale), "failed": report.failed}
+
+    @app.task(  # type: ignore[untyped-decorator]
+        name=SWEEP_TASK,
+        acks_late=True,
+        autoretry_for=(ServiceUnavailable,),
+        retry_backoff=True,
+        retry_backoff_max=RETRY_BACKOFF_MAX_S,
+        max_retries=3,
+    )
+    def sweep_task() -> int:
+        ind = indexer()
+        if not queues:
+            queues.append(CeleryIndexQueue(broker_url))
+        return indexing.sweep(ind.store, queues[0], ind.embedder.model_id)

@@ -1,0 +1,209 @@
+"""Exact per-book FAISS indexes, built on demand from stored vectors and cached (LRU).
+
+The database is the source of truth (DESIGN §4): vectors live there with their model id and the
+entry's content hash, and the ``loader`` given to :class:`FaissIndex` returns only the current
+vectors of the active model for one book. Each book gets an exact inner-product index
+(``IndexFlatIP``; on L2-normalised vectors inner product is cosine similarity). Books are small
+(≤2,000 entries, a few rows each when lore is chunked), so every row is scored for every
+message (FAISS ``compute_distance_subset``: one exact pass, no sort), the messages are combined
+by :mod:`worldbook.core.query`, chunks collapse to their entry's best score, and books are
+merged. Keeping every score makes the result exact whatever the combination (a per-message
+top-k would miss an entry that is second-best for every message) and makes ties deterministic.
+Cached indexes are bounded by a number of books and by bytes, evicting the least recently used.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import faiss
+import numpy as np
+import numpy.typing as npt
+
+from worldbook.core.embed_text import best_chunk_scores, group_rows
+from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
+from worldbook.core.types import SemanticHit
+from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
+from worldbook.ports import Vectors
+
+BookVectors = tuple[list[str], Vectors]
+"""Entry id per row (several rows per entry when chunked) and the float32 row matrix."""
+
+Loader = Callable[[str], BookVectors]
+
+
+@dataclass(frozen=True, slots=True)
+class _BookIndex:
+    index: Any  # faiss.IndexFlatIP (untyped)
+    entries: tuple[str, ...]  # each entry once; rows were added grouped by entry
+    starts: npt.NDArray[np.int64]  # first row of each entry
+    labels: npt.NDArray[np.int64]  # 0..rows-1, the "subset" that is every row
+    nbytes: int
+
+
+class FaissIndex:
+    """The :class:`worldbook.ports.VectorIndex` over FAISS.
+
+    Args:
+        loader: ``loader(book_id) -> (entry_ids, vectors)`` — the book's current vectors of the
+            active model (e.g. ``lambda b: store.load_book_vectors(b, model_id)``).
+        max_books: how many book indexes stay cached.
+        max_bytes: how many bytes of vectors stay cached; a book larger than this alone is
+            searched but not kept.
+        combination: how the per-message scores combine (default: the measured choice).
+    """
+
+    def __init__(
+        self,
+        loader: Loader,
+        *,
+        max_books: int = 1000,
+        max_bytes: int = 1 << 30,
+        combination: QueryCombination = DEFAULT_COMBINATION,
+    ) -> None:
+        if max_books < 1:
+            raise InvalidInput(f"max_books must be at least 1; got {max_books}.", field="max_books")
+        if max_bytes < 1:
+            raise InvalidInput(f"max_bytes must be at least 1; got {max_bytes}.", field="max_bytes")
+        self._loader = loader
+        self._max_books = max_books
+        self._max_bytes = max_bytes
+        self._combination = combination
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, _BookIndex] = OrderedDict()
+        self._bytes = 0
+        # Bumped by invalidate(): an index built from vectors read before the bump is not cached.
+        self._generation: dict[str, int] = {}
+
+    # --- the VectorIndex port -----------------------------------------------------------
+    def search(self, book_ids: Sequence[str], queries: Vectors, k: int) -> list[SemanticHit]:
+        """Best ``k`` entries over ``book_ids`` for ``queries`` (one row per message, oldest
+        first), best first; ties by book order in ``book_ids``, then entry id."""
+        if k < 1:
+            raise InvalidInput(f"k must be at least 1; got {k}.", field="k")
+        matrix = np.ascontiguousarray(queries, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] == 0:
+            raise InvalidInput(
+                f"queries must be a (messages, dim) matrix with at least one row; got shape "
+                f"{matrix.shape}.",
+                field="queries",
+            )
+        hits: list[tuple[float, int, str, str]] = []
+        for position, book_id in enumerate(dict.fromkeys(book_ids)):
+            book = self._book(book_id)
+            if book is None:
+                continue
+            if book.index.d != matrix.shape[1]:
+                raise IndexUnavailable(
+                    f"book {book_id} has vectors of dimension {book.index.d} but the query has "
+                    f"{matrix.shape[1]}; re-index the book with the active embedder "
+                    "(`worldbook index --rebuild`)."
+                )
+            rows = _score_all_rows(book, matrix)
+            best = best_chunk_scores(combine_scores(rows, self._combination), book.starts)
+            for i in _top_with_ties(best, k):
+                hits.append((float(best[i]), position, book.entries[i], book_id))
+        hits.sort(key=lambda h: (-h[0], h[1], h[2]))
+        return [SemanticHit(book_id=b, entry_id=e, score=s) for s, _, e, b in hits[:k]]
+
+    def invalidate(self, book_id: str) -> None:
+        with self._lock:
+            self._generation[book_id] = self._generation.get(book_id, 0) + 1
+            dropped = self._cache.pop(book_id, None)
+            if dropped is not None:
+                self._bytes -= dropped.nbytes
+
+    # --- introspection (tests, metrics) -------------------------------------------------
+    @property
+    def cached_books(self) -> list[str]:
+        """Cached book ids, least recently used first."""
+        with self._lock:
+            return list(self._cache)
+
+    @property
+    def cached_bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+    # --- internals ----------------------------------------------------------------------
+    def _book(self, book_id: str) -> _BookIndex | None:
+        with self._lock:
+            cached = self._cache.get(book_id)
+            if cached is not None:
+                self._cache.move_to_end(book_id)
+                return cached
+            generation = self._generation.get(book_id, 0)
+        # Built outside the lock so a slow load does not block searches of other books.
+        built = self._build(book_id)
+        if built is None:
+            return None
+        with self._lock:
+            if self._generation.get(book_id, 0) == generation and built.nbytes <= self._max_bytes:
+                self._insert(book_id, built)
+        return built
+
+    def _insert(self, book_id: str, built: _BookIndex) -> None:
+        previous = self._cache.pop(book_id, None)
+        if previous is not None:
+            self._bytes -= previous.nbytes
+        self._cache[book_id] = built
+        self._bytes += built.nbytes
+        while len(self._cache) > self._max_books or self._bytes > self._max_bytes:
+            _, evicted = self._cache.popitem(last=False)
+            self._bytes -= evicted.nbytes
+
+    def _build(self, book_id: str) -> _BookIndex | None:
+        try:
+            entry_ids, vectors = self._loader(book_id)
+        except WorldbookError:
+            raise
+        except Exception as exc:
+            raise IndexUnavailable(
+                f"could not load the vectors of book {book_id}: {exc}. Check the database."
+            ) from exc
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(entry_ids):
+            raise IndexUnavailable(
+                f"book {book_id}: the loader returned {len(entry_ids)} entry ids for a vector "
+                f"matrix of shape {matrix.shape}; each row needs exactly one entry id."
+            )
+        if matrix.shape[0] == 0:
+            return None
+        order, entries, starts = group_rows(entry_ids)
+        grouped = np.ascontiguousarray(matrix[order])
+        try:
+            index = faiss.IndexFlatIP(int(grouped.shape[1]))
+            index.add(grouped)
+        except Exception as exc:
+            raise IndexUnavailable(
+                f"could not build the FAISS index of book {book_id}: {exc}"
+            ) from exc
+        labels = np.arange(grouped.shape[0], dtype=np.int64)
+        nbytes = int(grouped.nbytes + labels.nbytes + starts.nbytes)
+        return _BookIndex(index, tuple(entries), starts, labels, nbytes)
+
+
+def _score_all_rows(book: _BookIndex, queries: Vectors) -> Vectors:
+    """The ``(messages, rows)`` inner products of every query with every row of the book."""
+    count, rows = queries.shape[0], int(book.index.ntotal)
+    labels = np.ascontiguousarray(np.broadcast_to(book.labels, (count, rows)))
+    scores = np.empty((count, rows), dtype=np.float32)
+    try:
+        book.index.compute_distance_subset(
+            count, faiss.swig_ptr(queries), rows, faiss.swig_ptr(scores), faiss.swig_ptr(labels)
+        )
+    except Exception as exc:
+        raise IndexUnavailable(f"FAISS search failed: {exc}") from exc
+    return scores
+
+
+def _top_with_ties(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
+    """Indices of the ``k`` best scores plus every score tied with the k-th (unordered)."""
+    if scores.shape[0] <= k:
+        return np.arange(scores.shape[0])
+    kth = np.partition(scores, -k)[-k]
+    return np.flatnonzero(scores >= kth)

@@ -1,0 +1,66 @@
+"""Agnai memory books (``{"kind": "memory", ...}``; formats.md §3.2, agnai common/types/memory.ts).
+
+Mapping as SillyTavern's ``convertAgnaiMemoryBook``: name → title, entry → content,
+keywords → keys, weight → order, !enabled → disabled; plus priority → priority and the optional
+SillyTavern-style fields Agnai copies from cards. The rest stays under ``"agnai"``. List order is
+the array order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worldbook.adapters.formats.source import (
+    Fields,
+    SourceBook,
+    SourceEntry,
+    check_count,
+    or_default,
+    require_list,
+)
+
+NS = "agnai"
+
+
+def _entry(obj: object, where: str) -> SourceEntry:
+    f = Fields(obj, where)
+    e = SourceEntry(label=where)
+    e.title_hint = f.string("name")
+    e.comment = f.string("comment")
+    e.content = f.string("entry")
+    e.keys = f.strings("keywords")
+    e.secondary_keys = f.strings("secondaryKeys")
+    e.priority = f.integer("priority", 0)
+    e.order = f.integer("weight", 0)
+    e.enabled = f.boolean("enabled", True)
+    e.constant = f.boolean("constant", False)
+    e.selective = f.boolean("selective", False)
+    e.selective_logic = f.integer("selectiveLogic", 0, 0, 3)
+    if f.obj.get("useProbability") is not False:
+        e.probability = f.integer("probability", 100, 0, 100)
+    rest = f.rest()
+    if rest:
+        e.extensions[NS] = rest
+    e.notes.extend(f.notes)
+    return e
+
+
+def read(doc: dict[str, Any]) -> SourceBook:
+    f = Fields(doc, "book")
+    book = SourceBook(format="agnai")
+    book.title = f.string("name")
+    book.description = f.string("description")
+    if f.has("scanDepth"):
+        book.settings["scan_depth"] = f.integer("scanDepth", 0)
+    if f.has("tokenBudget"):
+        book.settings["token_budget"] = f.integer("tokenBudget", 0)
+    if f.has("recursiveScanning"):
+        book.settings["recursive"] = f.boolean("recursiveScanning", False)
+    entries = require_list(or_default(doc.get("entries"), []), "entries")
+    f.used.add("entries")
+    check_count(len(entries), "entries")
+    book.entries = [_entry(item, f"entries[{i}]") for i, item in enumerate(entries)]
+    rest = f.rest()
+    if rest:
+        book.extensions[NS] = rest
+    return book

@@ -1,0 +1,36 @@
+"""Decorator lines (``@@name value``) at the head of an entry's content (CCv3 SPEC_V3 "Decorators").
+
+They are split off the lore and kept verbatim, in order, in ``EntryDraft.decorators``, so the
+lore never carries them to the model and export can put them back exactly. ``@@@name`` fallback
+lines are kept the same way (SPEC_V3: a fallback follows the decorator it backs up).
+"""
+
+from __future__ import annotations
+
+
+def split_decorators(content: str) -> tuple[list[str], str]:
+    """Leading ``@@`` lines and the remaining text (after the newline that ends the last one)."""
+    if not content.startswith("@@"):
+        return [], content
+    lines: list[str] = []
+    rest = content
+    while rest.startswith("@@"):
+        line, newline, tail = rest.partition("\n")
+        lines.append(line.rstrip("\r"))
+        rest = tail if newline else ""
+    return lines, rest
+
+
+def join_decorators(lines: list[str], lore: str) -> str:
+    """The inverse of :func:`split_decorators`: content as the source tools store it."""
+    if not lines:
+        return lore
+    return "\n".join(lines) + "\n" + lore
+
+
+def parse_decorator(line: str) -> tuple[str, str, bool]:
+    """``"@@depth 4"`` → ``("depth", "4", False)``; a ``@@@`` fallback line gives True."""
+    fallback = line.startswith("@@@")
+    body = line[3:] if fallback else line[2:]
+    name, _, value = body.strip().partition(" ")
+    return name, value.strip(), fallback

@@ -1,0 +1,80 @@
+"""NovelAI lorebooks: ``.lorebook`` files and the lorebook inside ``.scenario`` / ``.story``.
+
+Fields from formats.md §3.1 (observed in real files; NovelAI is closed source). Mapping follows
+SillyTavern's ``convertNovelLorebook`` (displayName → title, keys, text → content, !enabled →
+disabled, ``contextConfig.budgetPriority`` → order) except that ``forceActivation`` becomes
+``constant`` (ST drops it; RisuAI maps it to always-active). Everything else, including
+``contextConfig`` and v2+ ``categories``, is kept under the ``"novelai"`` extension. List order
+is the file's array order (NovelAI shows entries in that order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worldbook.adapters.formats.source import (
+    Fields,
+    SourceBook,
+    SourceEntry,
+    check_count,
+    or_default,
+    require_list,
+    require_object,
+)
+
+NS = "novelai"
+_DEFAULT_PRIORITY = 400  # NovelAI's default budgetPriority (every entry in the real samples)
+
+
+def _entry(obj: object, where: str) -> SourceEntry:
+    f = Fields(obj, where)
+    e = SourceEntry(label=where)
+    e.title_hint = f.string("displayName")
+    e.content = f.string("text")
+    e.keys = f.strings("keys")
+    e.enabled = f.boolean("enabled", True)
+    e.constant = f.boolean("forceActivation", False)
+    e.order = _DEFAULT_PRIORITY
+    config = f.obj.get("contextConfig")
+    if isinstance(config, dict):
+        budget = Fields(config, f"{where}.contextConfig")
+        e.order = budget.integer("budgetPriority", _DEFAULT_PRIORITY)
+        e.notes.extend(budget.notes)
+    rest = f.rest()
+    if rest:
+        e.extensions[NS] = rest
+    e.notes.extend(f.notes)
+    return e
+
+
+def read_lorebook(lore: object, where: str, fmt: str) -> SourceBook:
+    f = Fields(lore, where)
+    book = SourceBook(format=fmt)
+    entries = require_list(or_default(f.obj.get("entries"), []), f"{where}.entries")
+    f.used.add("entries")
+    check_count(len(entries), f"{where}.entries")
+    book.entries = [_entry(item, f"{where}.entries[{i}]") for i, item in enumerate(entries)]
+    rest = f.rest()
+    if rest:
+        book.extensions[NS] = rest
+    return book
+
+
+def read(doc: dict[str, Any], fmt: str) -> SourceBook:
+    """``fmt`` is ``novelai_lorebook``, ``novelai_scenario`` or ``novelai_story``."""
+    if fmt == "novelai_scenario":
+        book = read_lorebook(doc.get("lorebook"), "lorebook", fmt)
+        meta: object = doc
+    elif fmt == "novelai_story":
+        content = require_object(doc.get("content"), "content")
+        book = read_lorebook(content.get("lorebook"), "content.lorebook", fmt)
+        meta = doc.get("metadata")
+    else:
+        book = read_lorebook(doc, "lorebook", fmt)
+        meta = {}
+    if isinstance(meta, dict):
+        if isinstance(meta.get("title"), str):
+            book.title = meta["title"]
+        if isinstance(meta.get("description"), str):
+            book.description = meta["description"]
+    return book

@@ -1,0 +1,68 @@
+"""RisuAI lorebook exports (``{"type": "risu", "ver": 1, "data": [...]}``; formats.md §3.4).
+
+Mapping as SillyTavern's ``convertRisuLorebook``: comma-separated ``key``/``secondkey``,
+``alwaysActive`` → constant, ``insertorder`` → order, ``activationPercent`` → probability,
+``comment`` → title; ``extentions.risu_case_sensitive`` (sic) → case sensitivity. Records with
+``mode: "folder"`` are folders, not lore: they are counted as skipped, reported, and kept in the
+book's ``"risu"`` extension. List order is the array order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worldbook.adapters.formats.source import (
+    Fields,
+    SourceBook,
+    SourceEntry,
+    check_count,
+    require_list,
+    require_object,
+)
+
+NS = "risu"
+
+
+def _entry(obj: object, where: str) -> SourceEntry:
+    f = Fields(obj, where)
+    e = SourceEntry(label=where)
+    e.title_hint = f.string("comment")
+    e.content = f.string("content")
+    e.keys = f.comma_strings("key")
+    e.secondary_keys = f.comma_strings("secondkey")
+    e.order = f.integer("insertorder", 100)
+    e.constant = f.boolean("alwaysActive", False)
+    e.selective = f.boolean("selective", False)
+    if f.has("activationPercent"):
+        e.probability = f.integer("activationPercent", 100, 0, 100)
+    rest = f.rest()
+    extras = rest.get("extentions")
+    if isinstance(extras, dict) and isinstance(extras.get("risu_case_sensitive"), bool):
+        e.case_sensitive = extras["risu_case_sensitive"]
+    if rest:
+        e.extensions[NS] = rest
+    e.notes.extend(f.notes)
+    return e
+
+
+def read(doc: dict[str, Any]) -> SourceBook:
+    f = Fields(doc, "book")
+    book = SourceBook(format="risu")
+    items = require_list(doc.get("data"), "data")
+    f.used.add("data")
+    check_count(len(items), "data")
+    folders: list[Any] = []
+    for i, item in enumerate(items):
+        where = f"data[{i}]"
+        if require_object(item, where).get("mode") == "folder":
+            folders.append(item)
+            book.notes.append(f"{where}: a folder record, not an entry; kept in extensions")
+            book.skipped += 1
+            continue
+        book.entries.append(_entry(item, where))
+    rest = f.rest()
+    if folders:
+        rest["folders"] = folders
+    if rest:
+        book.extensions[NS] = rest
+    return book

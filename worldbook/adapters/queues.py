@@ -1,0 +1,229 @@
+"""The two :class:`worldbook.ports.IndexQueue` adapters: an in-process worker and Celery.
+
+Celery is imported lazily, inside :class:`CeleryIndexQueue`, so ``worldbook serve`` on the
+embedded defaults never imports it. The worker side (``workers/``) reads the task names and the
+broker options from here, so the sending and the consuming side cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from worldbook.errors import QueueUnavailable, ServiceUnavailable
+
+log = logging.getLogger(__name__)
+
+INDEX_TASK = "worldbook.index_entries"
+SWEEP_TASK = "worldbook.sweep"
+INDEX_QUEUE = "worldbook-index"
+
+
+def broker_options(broker_url: str, *, connect_timeout_s: float = 2.0) -> dict[str, Any]:
+    """Celery configuration shared by the sender (API, CLI) and the worker.
+
+    A send must fail within about ``connect_timeout_s`` when Redis is down, instead of kombu's
+    default of retrying for ever: the write that triggered indexing has already committed, the
+    entries stay ``queued`` and the periodic sweep sends them again.
+    """
+    return {
+        "broker_url": broker_url,
+        "broker_connection_timeout": connect_timeout_s,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {
+            "socket_connect_timeout": connect_timeout_s,
+            "socket_timeout": max(5.0, connect_timeout_s),
+            "max_retries": 1,
+            # Unacknowledged messages of a worker that died are redelivered after this long;
+            # the sweep covers shorter gaps; a task outliving it is only re-run (idempotent).
+            "visibility_timeout": 600,
+        },
+        "task_default_queue": INDEX_QUEUE,
+        "task_ignore_result": True,
+        "task_publish_retry": False,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+    }
+
+
+class CeleryIndexQueue:
+    """Sends entry ids to the Celery workers over the broker (Redis).
+
+    Args:
+        broker_url: the ``redis://`` URL of the broker.
+        connect_timeout_s: how long a send or health check may wait for the broker.
+    """
+
+    def __init__(self, broker_url: str, *, connect_timeout_s: float = 2.0) -> None:
+        from celery import Celery
+
+        self._app = Celery("worldbook-sender", set_as_current=False)
+        self._app.conf.update(broker_options(broker_url, connect_timeout_s=connect_timeout_s))
+        self._timeout = connect_timeout_s
+
+    def enqueue(self, entry_ids: Sequence[str]) -> None:
+        """Send one task for these ids.
+
+        Raises:
+            QueueUnavailable: the broker did not accept the message (down or unreachable).
+        """
+        ids = list(entry_ids)
+        if not ids:
+            return
+        try:
+            self._app.send_task(INDEX_TASK, args=[ids], retry=False)
+        except Exception as exc:
+            raise _unavailable(exc) from exc
+
+    def send_sweep(self) -> None:
+        """Ask a worker to run the sweep (what Celery beat does on its schedule)."""
+        try:
+            self._app.send_task(SWEEP_TASK, retry=False)
+        except Exception as exc:
+            raise _unavailable(exc) from exc
+
+    def healthy(self) -> bool:
+        try:
+            with self._app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, interval_start=0, timeout=self._timeout)
+        except Exception:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._app.close()
+
+
+def _unavailable(exc: Exception) -> QueueUnavailable | Exception:
+    """Translate kombu/redis connection failures; let programming errors through unchanged."""
+    from kombu.exceptions import KombuError
+    from redis.exceptions import RedisError
+
+    if isinstance(exc, KombuError | RedisError | OSError):
+        return QueueUnavailable(
+            f"The indexing broker is unreachable ({exc}). Entries stay queued and the periodic "
+            "sweep re-sends them; check WORLDBOOK_BROKER_URL and that Redis is running."
+        )
+    return exc
+
+
+IndexFunction = Callable[[Sequence[str]], object]
+"""What the in-process worker runs for a batch of ids (``index_entries`` with its wiring bound)."""
+
+
+class InProcessIndexQueue:
+    """A background thread that drains a de-duplicated set of entry ids through ``index_fn``.
+
+    The set keeps first-request order and holds each id once, so an entry edited ten times
+    while the worker was busy is embedded once. A transient failure (:class:`ServiceUnavailable`)
+    puts the ids back and waits with exponential backoff; anything else is logged and dropped
+    (``index_entries`` already recorded per-entry failures, and the sweep retries the rest).
+
+    Call :meth:`start` once and :meth:`stop` on shutdown. Not started, it only collects ids.
+    """
+
+    def __init__(
+        self,
+        index_fn: IndexFunction,
+        *,
+        batch_size: int = 32,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+    ) -> None:
+        self._index_fn = index_fn
+        self._batch_size = batch_size
+        self._backoff_s = backoff_s
+        self._backoff_max_s = backoff_max_s
+        self._pending: dict[str, None] = {}
+        self._busy = False
+        self._stopping = False
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def enqueue(self, entry_ids: Sequence[str]) -> None:
+        with self._cond:
+            for entry_id in entry_ids:
+                self._pending[entry_id] = None
+            self._cond.notify_all()
+
+    def healthy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._pending)
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name="worldbook-indexer", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        """Stop after the batch in flight; ids still pending are left for the sweep."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        self._thread = None
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or running; False if ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._pending or self._busy:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def _take(self) -> list[str] | None:
+        with self._cond:
+            while not self._pending and not self._stopping:
+                self._cond.wait()
+            if self._stopping:
+                return None
+            batch = list(self._pending)[: self._batch_size]
+            for entry_id in batch:
+                del self._pending[entry_id]
+            self._busy = True
+            return batch
+
+    def _finish(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        delay = self._backoff_s
+        while (batch := self._take()) is not None:
+            try:
+                self._index_fn(batch)
+                delay = self._backoff_s
+            except ServiceUnavailable as exc:
+                log.warning("indexing paused %.1fs, a service is down: %s", delay, exc.message)
+                self._requeue(batch)
+                self._finish()
+                with self._cond:
+                    self._cond.wait_for(lambda: self._stopping, timeout=delay)
+                delay = min(delay * 2, self._backoff_max_s)
+                continue
+            except Exception:
+                # The thread must outlive any bug in one batch; the sweep re-sends its entries.
+                log.exception("in-process indexing of %d entries failed", len(batch))
+            self._finish()
+
+    def _requeue(self, batch: Sequence[str]) -> None:
+        with self._cond:
+            # Put them back at the front so order of requests is preserved.
+            rest = self._pending
+            self._pending = dict.fromkeys(batch)
+            self._pending.update(rest)

@@ -1,0 +1,34 @@
+"""The SQL store adapter: SQLModel tables, Alembic migrations and :class:`SqlStore`."""
+
+from worldbook.adapters.store.content import entry_content_hash, entry_embed_text
+from worldbook.adapters.store.migrate import upgrade_database
+from worldbook.adapters.store.ordering import GAP, Target
+from worldbook.adapters.store.records import (
+    ApiKeyRecord,
+    AttachmentRecord,
+    BookRecord,
+    EntryRecord,
+    EntryToIndex,
+    EntryUsageRecord,
+    ImportJobRecord,
+    TargetKind,
+)
+from worldbook.adapters.store.store import SqlStore, open_store
+
+__all__ = [
+    "GAP",
+    "ApiKeyRecord",
+    "AttachmentRecord",
+    "BookRecord",
+    "EntryRecord",
+    "EntryToIndex",
+    "EntryUsageRecord",
+    "ImportJobRecord",
+    "SqlStore",
+    "Target",
+    "TargetKind",
+    "entry_content_hash",
+    "entry_embed_text",
+    "open_store",
+    "upgrade_database",
+]

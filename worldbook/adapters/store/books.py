@@ -1,0 +1,397 @@
+"""Users, API keys, books (with trash and copy) and attachments."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from worldbook.adapters.store import tables as t
+from worldbook.adapters.store.base import StoreBase, book_record, check_user_id, new_id
+from worldbook.adapters.store.engine import read_tx, write_tx
+from worldbook.adapters.store.records import (
+    TARGET_KINDS,
+    ApiKeyRecord,
+    AttachmentRecord,
+    BookRecord,
+    TargetKind,
+    now,
+    utc,
+)
+from worldbook.core import limits
+from worldbook.core.drafts import BookDraft
+from worldbook.core.types import BookMode, Visibility
+from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput
+
+KEY_PREFIX = "wb_"
+_PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
+BOOK_FIELDS = frozenset(BookDraft.__dataclass_fields__)
+
+
+def _hash_secret(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
+    return ApiKeyRecord(
+        id=row["id"],
+        name=row["name"],
+        prefix=row["prefix"],
+        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
+        revoked_at=utc(row["revoked_at"]),
+    )
+
+
+def _norm_tag(tag: str) -> str:
+    return tag.strip().casefold()
+
+
+class BooksMixin(StoreBase):
+    # --- users and API keys ----------------------------------------------------------------
+
+    def ensure_user(self, user_id: str) -> None:
+        """Create the user row if it does not exist (idempotent, race-free)."""
+        check_user_id(user_id)
+        with write_tx(self._engine) as conn:
+            self._ensure_user(conn, user_id)
+
+    def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
+        """A new key; the plaintext is returned once and only its sha256 is stored."""
+        limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
+        plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+        row = {
+            "id": new_id(),
+            "name": name,
+            "secret_sha256": _hash_secret(plaintext),
+            "prefix": plaintext[:_PREFIX_LEN],
+            "created_at": now(),
+            "revoked_at": None,
+        }
+        with write_tx(self._engine) as conn:
+            conn.execute(sa.insert(t.api_keys).values(**row))
+        return _key_record(row), plaintext
+
+    def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
+        """The key record for a presented secret, or None (unknown or revoked)."""
+        if not isinstance(plaintext, str) or not plaintext.startswith(KEY_PREFIX):
+            return None
+        digest = _hash_secret(plaintext)
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(
+                sa.select(t.api_keys).where(t.api_keys.c.prefix == plaintext[:_PREFIX_LEN])
+            ).mappings()
+            found = None
+            for row in rows:
+                # Constant-time compare, so timing reveals nothing about stored hashes.
+                if hmac.compare_digest(row["secret_sha256"], digest):
+                    found = row
+        if found is None or found["revoked_at"] is not None:
+            return None
+        return _key_record(found)
+
+    def revoke_api_key(self, key_id: str) -> ApiKeyRecord:
+        with write_tx(self._engine) as conn:
+            conn.execute(
+                sa.update(t.api_keys)
+                .where(t.api_keys.c.id == key_id, t.api_keys.c.revoked_at.is_(None))
+                .values(revoked_at=now())
+            )
+            row = conn.execute(sa.select(t.api_keys).where(t.api_keys.c.id == key_id)).mappings()
+            found = row.first()
+            if found is None:
+                raise ApiKeyNotFound(f"API key {key_id!r} does not exist.", field="key_id")
+            return _key_record(found)
+
+    def list_api_keys(self) -> list[ApiKeyRecord]:
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(sa.select(t.api_keys).order_by(t.api_keys.c.created_at))
+            return [_key_record(r) for r in rows.mappings()]
+
+    # --- books -----------------------------------------------------------------------------
+
+    def create_book(self, owner_id: str, draft: BookDraft) -> BookRecord:
+        """A new empty book (public needs entries, so a new book cannot start public)."""
+        check_user_id(owner_id, field="owner_id")
+        limits.validate_book_draft(draft, field="book")
+        if draft.visibility == Visibility.PUBLIC:
+            limits.check_publish(0, field="book.visibility")
+        stamp = now()
+        book_id = new_id()
+        with write_tx(self._engine) as conn:
+            self._ensure_user(conn, owner_id)
+            conn.execute(
+                sa.insert(t.books).values(
+                    id=book_id,
+                    owner_id=owner_id,
+                    title=draft.title,
+                    description=draft.description,
+                    tags=list(draft.tags),
+                    visibility=Visibility(draft.visibility).value,
+                    mode=BookMode(draft.mode).value,
+                    settings=dict(draft.settings),
+                    extensions=dict(draft.extensions),
+                    created_at=stamp,
+                    updated_at=stamp,
+                    deleted_at=None,
+                    version=1,
+                    index_version=0,
+                    entry_count=0,
+                )
+            )
+            self._write_tags(conn, book_id, draft.tags)
+            conn.execute(sa.insert(t.book_usage).values(book_id=book_id, turns=0))
+            return self._lock_book(conn, book_id)
+
+    def _write_tags(self, conn: sa.Connection, book_id: str, tags: list[str]) -> None:
+        conn.execute(sa.delete(t.book_tags).where(t.book_tags.c.book_id == book_id))
+        rows = [{"book_id": book_id, "tag": tag} for tag in dict.fromkeys(map(_norm_tag, tags))]
+        if rows:
+            conn.execute(sa.insert(t.book_tags), rows)
+
+    def get_book(self, book_id: str, *, include_trashed: bool = False) -> BookRecord:
+        with read_tx(self._engine) as conn:
+            row = conn.execute(sa.select(t.books).where(t.books.c.id == book_id)).mappings()
+            found = row.first()
+        if found is None or (found["deleted_at"] is not None and not include_trashed):
+            raise BookNotFound(f"book {book_id!r} does not exist.", field="book_id")
+        return book_record(found)
+
+    def update_book(self, book_id: str, **changes: Any) -> BookRecord:
+        """Change book fields (any of :class:`BookDraft`'s); publishing needs 10 entries."""
+        unknown = sorted(set(changes) - BOOK_FIELDS)
+        if unknown:
+            raise InvalidInput(
+                f"unknown book field {unknown[0]!r}; known: {', '.join(sorted(BOOK_FIELDS))}.",
+                field=unknown[0],
+            )
+        with write_tx(self._engine) as conn:
+            book = self._lock_book(conn, book_id)
+            draft = book.to_draft()
+            for name, value in changes.items():
+                setattr(draft, name, value)
+            limits.validate_book_draft(draft, field="book")
+            if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
+                limits.check_publish(book.entry_count, field="visibility")
+            values = {name: getattr(draft, name) for name in changes}
+            for name in ("visibility", "mode"):
+                if name in values:
+                    values[name] = str(values[name])
+            self._touch_book(conn, book_id, **values)
+            if "tags" in changes:
+                self._write_tags(conn, book_id, draft.tags)
+            return self._lock_book(conn, book_id)
+
+    def trash_book(self, book_id: str) -> BookRecord:
+        """Soft-delete: the book disappears from lists and turns until restored."""
+        with write_tx(self._engine) as conn:
+            self._lock_book(conn, book_id)
+            self._touch_book(conn, book_id, deleted_at=now())
+            return self._lock_book(conn, book_id, include_trashed=True)
+
+    def restore_book(self, book_id: str) -> BookRecord:
+        with write_tx(self._engine) as conn:
+            book = self._lock_book(conn, book_id, include_trashed=True)
+            if book.deleted_at is not None:
+                self._touch_book(conn, book_id, deleted_at=None)
+            return self._lock_book(conn, book_id)
+
+    def purge_book(self, book_id: str) -> None:
+        """Delete a book and everything hanging off it, for good."""
+        with write_tx(self._engine) as conn:
+            self._lock_book(conn, book_id, include_trashed=True)
+            entry_ids = sa.select(t.entries.c.id).where(t.entries.c.book_id == book_id)
+            for table in (t.entry_vectors, t.entry_usage):
+                conn.execute(sa.delete(table).where(table.c.entry_id.in_(entry_ids)))
+            for table in (t.entries, t.book_tags, t.book_usage, t.attachments, t.import_jobs):
+                conn.execute(sa.delete(table).where(table.c.book_id == book_id))
+            conn.execute(sa.delete(t.books).where(t.books.c.id == book_id))
+
+    def list_books(
+        self,
+        *,
+        owner_id: str | None = None,
+        visibility: Visibility | str | None = None,
+        query: str | None = None,
+        tag: str | None = None,
+        trashed: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[BookRecord]:
+        """Books matching every given filter, most recently updated first."""
+        if not 1 <= limit <= 500 or offset < 0:
+            raise InvalidInput("limit must be 1–500 and offset ≥ 0.", field="limit")
+        stmt = sa.select(t.books)
+        stmt = stmt.where(
+            t.books.c.deleted_at.is_not(None) if trashed else t.books.c.deleted_at.is_(None)
+        )
+        if owner_id is not None:
+            stmt = stmt.where(t.books.c.owner_id == owner_id)
+        if visibility is not None:
+            stmt = stmt.where(t.books.c.visibility == Visibility(visibility).value)
+        if query:
+            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            stmt = stmt.where(t.books.c.title.ilike(f"%{escaped}%", escape="\\"))
+        if tag:
+            tagged = sa.select(t.book_tags.c.book_id).where(t.book_tags.c.tag == _norm_tag(tag))
+            stmt = stmt.where(t.books.c.id.in_(tagged))
+        stmt = stmt.order_by(t.books.c.updated_at.desc(), t.books.c.id).limit(limit).offset(offset)
+        with read_tx(self._engine) as conn:
+            return [book_record(r) for r in conn.execute(stmt).mappings()]
+
+    def copy_book(self, book_id: str, new_owner_id: str) -> BookRecord:
+        """A private copy for ``new_owner_id``: same fields, entries in order, vectors reused."""
+        check_user_id(new_owner_id, field="new_owner_id")
+        stamp = now()
+        new_book = new_id()
+        with write_tx(self._engine) as conn:
+            source = self._lock_book(conn, book_id)
+            self._ensure_user(conn, new_owner_id)
+            conn.execute(
+                sa.insert(t.books).values(
+                    id=new_book,
+                    owner_id=new_owner_id,
+                    title=source.title,
+                    description=source.description,
+                    tags=list(source.tags),
+                    visibility=Visibility.PRIVATE.value,
+                    mode=source.mode.value,
+                    settings=dict(source.settings),
+                    extensions=dict(source.extensions),
+                    created_at=stamp,
+                    updated_at=stamp,
+                    deleted_at=None,
+                    version=1,
+                    index_version=0,
+                    entry_count=source.entry_count,
+                )
+            )
+            self._write_tags(conn, new_book, list(source.tags))
+            conn.execute(sa.insert(t.book_usage).values(book_id=new_book, turns=0))
+            rows = conn.execute(
+                sa.select(t.entries)
+                .where(t.entries.c.book_id == book_id)
+                .order_by(t.entries.c.position, t.entries.c.id)
+            ).mappings()
+            id_map: dict[str, str] = {}
+            copies = []
+            for i, row in enumerate(rows):
+                id_map[row["id"]] = new_id()
+                copy = dict(row)
+                copy.update(
+                    id=id_map[row["id"]],
+                    book_id=new_book,
+                    position=1024 * (i + 1),
+                    created_at=stamp,
+                    updated_at=stamp,
+                )
+                copies.append(copy)
+            if copies:
+                conn.execute(sa.insert(t.entries), copies)
+                conn.execute(
+                    sa.insert(t.entry_usage),
+                    [_zero_usage(c["id"]) for c in copies],
+                )
+                vectors = conn.execute(
+                    sa.select(t.entry_vectors).where(t.entry_vectors.c.entry_id.in_(list(id_map)))
+                ).mappings()
+                vector_rows = [dict(v, entry_id=id_map[v["entry_id"]]) for v in vectors]
+                if vector_rows:
+                    conn.execute(sa.insert(t.entry_vectors), vector_rows)
+            return self._lock_book(conn, new_book)
+
+    # --- attachments -----------------------------------------------------------------------
+
+    def attach(
+        self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
+    ) -> AttachmentRecord:
+        """Attach a book to a character/story/novel, after the ones already attached.
+
+        Attaching the same book twice is a no-op that returns the existing attachment.
+        """
+        _check_target(target_kind, target_id)
+        check_user_id(attached_by, field="attached_by")
+        with write_tx(self._engine) as conn:
+            self._lock_book(conn, book_id)
+            where = (t.attachments.c.target_kind == target_kind) & (
+                t.attachments.c.target_id == target_id
+            )
+            existing = conn.execute(
+                sa.select(t.attachments).where(where, t.attachments.c.book_id == book_id)
+            ).mappings()
+            found: Mapping[Any, Any] | None = existing.first()
+            if found is None:
+                last = conn.execute(sa.select(sa.func.max(t.attachments.c.position)).where(where))
+                position = (last.scalar() or 0) + 1
+                found = {
+                    "target_kind": target_kind,
+                    "target_id": target_id,
+                    "book_id": book_id,
+                    "attached_by": attached_by,
+                    "position": position,
+                    "created_at": now(),
+                }
+                conn.execute(sa.insert(t.attachments).values(**found))
+            return AttachmentRecord(
+                target_kind=found["target_kind"],
+                target_id=found["target_id"],
+                book_id=found["book_id"],
+                attached_by=found["attached_by"],
+                position=found["position"],
+                created_at=utc(found["created_at"]),  # type: ignore[arg-type]
+            )
+
+    def detach(self, book_id: str, target_kind: TargetKind, target_id: str) -> bool:
+        """Remove an attachment; False when there was none."""
+        _check_target(target_kind, target_id)
+        with write_tx(self._engine) as conn:
+            result = conn.execute(
+                sa.delete(t.attachments).where(
+                    t.attachments.c.target_kind == target_kind,
+                    t.attachments.c.target_id == target_id,
+                    t.attachments.c.book_id == book_id,
+                )
+            )
+            return bool(result.rowcount)
+
+    def attachments_for(
+        self, target_kind: TargetKind, target_id: str, *, include_trashed: bool = False
+    ) -> list[str]:
+        """Book ids attached to the target, in attachment order (trashed books left out)."""
+        _check_target(target_kind, target_id)
+        stmt = (
+            sa.select(t.attachments.c.book_id)
+            .join(t.books, t.books.c.id == t.attachments.c.book_id)
+            .where(
+                t.attachments.c.target_kind == target_kind,
+                t.attachments.c.target_id == target_id,
+            )
+            .order_by(t.attachments.c.position, t.attachments.c.id)
+        )
+        if not include_trashed:
+            stmt = stmt.where(t.books.c.deleted_at.is_(None))
+        with read_tx(self._engine) as conn:
+            return [row[0] for row in conn.execute(stmt)]
+
+
+def _check_target(target_kind: str, target_id: str) -> None:
+    if target_kind not in TARGET_KINDS:
+        raise InvalidInput(
+            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
+        )
+    check_user_id(target_id, field="target_id")
+
+
+def _zero_usage(entry_id: str) -> dict[str, Any]:
+    return {
+        "entry_id": entry_id,
+        "total": 0,
+        "canon": 0,
+        "whole_book": 0,
+        "full": 0,
+        "index": 0,
+        "last_used_at": None,
+    }

@@ -1,0 +1,156 @@
+"""Plain, frozen records the store returns (never live ORM objects)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from worldbook.core.drafts import BookDraft, EntryDraft, JSONDict
+from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
+
+TargetKind = Literal["character", "story", "novel"]
+TARGET_KINDS: tuple[TargetKind, ...] = ("character", "story", "novel")
+UsageVia = Literal["canon", "whole_book", "full", "index"]
+USAGE_VIAS: tuple[UsageVia, ...] = ("canon", "whole_book", "full", "index")
+ImportStatus = Literal["running", "done", "failed"]
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; every record carries aware UTC ones."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyRecord:
+    id: str
+    name: str
+    prefix: str  # the first characters of the secret, for display ("wb_Ab3dE…")
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BookRecord:
+    id: str
+    owner_id: str
+    title: str
+    description: str
+    tags: tuple[str, ...]
+    visibility: Visibility
+    mode: BookMode
+    settings: JSONDict
+    extensions: JSONDict
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+    version: int
+    index_version: int
+    entry_count: int
+
+    @property
+    def trashed(self) -> bool:
+        return self.deleted_at is not None
+
+    def to_draft(self) -> BookDraft:
+        return BookDraft(
+            title=self.title,
+            description=self.description,
+            tags=list(self.tags),
+            visibility=self.visibility,
+            mode=self.mode,
+            settings=dict(self.settings),
+            extensions=dict(self.extensions),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRecord:
+    """An entry with every :class:`EntryDraft` field under the same name, plus store fields."""
+
+    id: str
+    book_id: str
+    position: int
+    title: str
+    lore: str
+    aliases: tuple[str, ...]
+    canon: bool
+    enabled: bool
+    comment: str
+    keys: tuple[str, ...]
+    secondary_keys: tuple[str, ...]
+    selective: bool
+    selective_logic: int
+    constant: bool
+    order: int
+    priority: int
+    role: Role
+    whole_words: bool | None
+    case_sensitive: bool | None
+    probability: int
+    scan_depth: int | None
+    decorators: tuple[str, ...]
+    extensions: JSONDict
+    content_hash: str
+    index_status: IndexStatus
+    index_error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    def to_draft(self) -> EntryDraft:
+        values: dict[str, Any] = {}
+        for name in EntryDraft.__dataclass_fields__:
+            value = getattr(self, name)
+            values[name] = list(value) if isinstance(value, tuple) else value
+        values["extensions"] = dict(self.extensions)
+        return EntryDraft(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentRecord:
+    target_kind: TargetKind
+    target_id: str
+    book_id: str
+    attached_by: str
+    position: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EntryUsageRecord:
+    entry_id: str
+    total: int = 0
+    canon: int = 0
+    whole_book: int = 0
+    full: int = 0
+    index: int = 0
+    last_used_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportJobRecord:
+    id: str
+    book_id: str
+    owner_id: str
+    source_sha256: str
+    total_entries: int
+    done_entries: int
+    status: ImportStatus
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EntryToIndex:
+    """An entry waiting for a vector of some model: what to embed and the hash to save with it."""
+
+    entry_id: str
+    content_hash: str
+    text: str
+    book_id: str = field(default="")

@@ -1,0 +1,23 @@
+"""``SqlStore``: the SQLModel/SQLAlchemy implementation of the ``Store`` port."""
+
+from __future__ import annotations
+
+from worldbook.adapters.store.books import BooksMixin
+from worldbook.adapters.store.entries import EntriesMixin
+from worldbook.adapters.store.migrate import upgrade_database
+from worldbook.adapters.store.usage import UsageMixin
+from worldbook.adapters.store.vectors import VectorsMixin
+
+
+class SqlStore(BooksMixin, EntriesMixin, VectorsMixin, UsageMixin):
+    """The store on SQLite (default) or PostgreSQL, chosen by the SQLAlchemy URL.
+
+    Every method returns plain frozen records and runs as one transaction; a rejected write
+    changes nothing. The schema must be migrated first (:func:`open_store` does it).
+    """
+
+
+def open_store(url: str) -> SqlStore:
+    """Migrate the database at ``url`` to the newest schema and return a store on it."""
+    upgrade_database(url)
+    return SqlStore(url)

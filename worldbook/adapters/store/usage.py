@@ -1,0 +1,243 @@
+"""Usage counters, the token-count cache and resumable import jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from worldbook.adapters.store import tables as t
+from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
+from worldbook.adapters.store.engine import read_tx, write_tx
+from worldbook.adapters.store.records import (
+    USAGE_VIAS,
+    EntryUsageRecord,
+    ImportJobRecord,
+    ImportStatus,
+    now,
+    utc,
+)
+from worldbook.errors import InvalidInput, NotFound
+
+# How a selection's ``Via`` maps onto the usage counters ("full" = injected in full).
+_VIA_ALIASES = {"literal": "full", "semantic": "full", "order": "full", "injected": "full"}
+
+
+def _job_record(row: Mapping[Any, Any]) -> ImportJobRecord:
+    return ImportJobRecord(
+        id=row["id"],
+        book_id=row["book_id"],
+        owner_id=row["owner_id"],
+        source_sha256=row["source_sha256"],
+        total_entries=row["total_entries"],
+        done_entries=row["done_entries"],
+        status=row["status"],
+        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
+        updated_at=utc(row["updated_at"]),  # type: ignore[arg-type]
+    )
+
+
+def advance_job(conn: sa.Connection, job_id: str, book_id: str, done: int) -> None:
+    """Add ``done`` entries to a running job's progress (inside the caller's transaction)."""
+    result = conn.execute(
+        sa.update(t.import_jobs)
+        .where(
+            t.import_jobs.c.id == job_id,
+            t.import_jobs.c.book_id == book_id,
+            t.import_jobs.c.status == "running",
+        )
+        .values(done_entries=t.import_jobs.c.done_entries + done, updated_at=now())
+    )
+    if not result.rowcount:
+        raise NotFound(f"no running import job {job_id!r} for this book.", field="import_job_id")
+
+
+class UsageMixin(StoreBase):
+    # --- usage -----------------------------------------------------------------------------
+
+    def record_turn_usage(self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]) -> None:
+        """Count one served turn for each book and one use per entry (first ``via`` wins).
+
+        ``via`` is canon | whole_book | full | index (selection vias literal/semantic/order
+        count as full). Rows are updated in sorted order so concurrent turns cannot deadlock.
+        """
+        per_entry: dict[str, str] = {}
+        for entry_id, via in uses:
+            counter = _VIA_ALIASES.get(via, via)
+            if counter not in USAGE_VIAS:
+                raise InvalidInput(f"unknown usage via {via!r}.", field="uses")
+            per_entry.setdefault(entry_id, counter)
+        stamp = now()
+        with write_tx(self._engine) as conn:
+            for book_id in sorted(set(book_ids)):
+                conn.execute(
+                    sa.update(t.book_usage)
+                    .where(t.book_usage.c.book_id == book_id)
+                    .values(turns=t.book_usage.c.turns + 1)
+                )
+            for counter in USAGE_VIAS:
+                ids = sorted(e for e, c in per_entry.items() if c == counter)
+                if not ids:
+                    continue
+                column = t.entry_usage.c[counter]
+                conn.execute(
+                    sa.update(t.entry_usage)
+                    .where(t.entry_usage.c.entry_id.in_(ids))
+                    .values(
+                        {
+                            t.entry_usage.c.total: t.entry_usage.c.total + 1,
+                            column: column + 1,
+                            t.entry_usage.c.last_used_at: stamp,
+                        }
+                    )
+                )
+
+    def book_turns(self, book_id: str) -> int:
+        with read_tx(self._engine) as conn:
+            turns = conn.execute(
+                sa.select(t.book_usage.c.turns).where(t.book_usage.c.book_id == book_id)
+            ).scalar()
+        return int(turns or 0)
+
+    def entry_usage(self, book_id: str) -> dict[str, EntryUsageRecord]:
+        """Usage counters of every entry of the book."""
+        stmt = (
+            sa.select(t.entry_usage)
+            .join(t.entries, t.entries.c.id == t.entry_usage.c.entry_id)
+            .where(t.entries.c.book_id == book_id)
+        )
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(stmt).mappings().all()
+        return {
+            r["entry_id"]: EntryUsageRecord(
+                entry_id=r["entry_id"],
+                total=r["total"],
+                canon=r["canon"],
+                whole_book=r["whole_book"],
+                full=r["full"],
+                index=r["index"],
+                last_used_at=utc(r["last_used_at"]),
+            )
+            for r in rows
+        }
+
+    def usage_alerts(self, book_id: str, min_turns: int) -> list[str]:
+        """Enabled when-relevant entries never surfaced, once the book served ``min_turns``."""
+        if self.book_turns(book_id) < min_turns:
+            return []
+        stmt = (
+            sa.select(t.entries.c.id)
+            .join(t.entry_usage, t.entry_usage.c.entry_id == t.entries.c.id)
+            .where(
+                t.entries.c.book_id == book_id,
+                t.entries.c.enabled.is_(True),
+                t.entries.c.canon.is_(False),
+                t.entry_usage.c.total == 0,
+            )
+            .order_by(t.entries.c.position, t.entries.c.id)
+        )
+        with read_tx(self._engine) as conn:
+            return list(conn.execute(stmt).scalars())
+
+    # --- token-count cache -----------------------------------------------------------------
+
+    def get_token_counts(self, tokenizer_id: str, hashes: Sequence[str]) -> dict[str, int]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, int] = {}
+        with read_tx(self._engine) as conn:
+            for start in range(0, len(wanted), 500):
+                rows = conn.execute(
+                    sa.select(t.token_counts.c.content_hash, t.token_counts.c.tokens).where(
+                        t.token_counts.c.tokenizer_id == tokenizer_id,
+                        t.token_counts.c.content_hash.in_(wanted[start : start + 500]),
+                    )
+                )
+                found.update({row[0]: row[1] for row in rows})
+        return found
+
+    def put_token_counts(self, tokenizer_id: str, counts: Mapping[str, int]) -> None:
+        """Cache counts (upsert; a count for the same text and tokenizer never changes)."""
+        rows = [
+            {"content_hash": h, "tokenizer_id": tokenizer_id, "tokens": int(n)}
+            for h, n in counts.items()
+        ]
+        if not rows:
+            return
+        insert = pg_insert if self._pg else sqlite_insert
+        with write_tx(self._engine) as conn:
+            conn.execute(insert(t.token_counts).on_conflict_do_nothing(), rows)
+
+    # --- import jobs -----------------------------------------------------------------------
+
+    def create_import_job(
+        self, book_id: str, owner_id: str, source_sha256: str, total_entries: int
+    ) -> ImportJobRecord:
+        check_user_id(owner_id, field="owner_id")
+        if total_entries < 0:
+            raise InvalidInput("total_entries must be ≥ 0.", field="total_entries")
+        stamp = now()
+        row = {
+            "id": new_id(),
+            "book_id": book_id,
+            "owner_id": owner_id,
+            "source_sha256": source_sha256,
+            "total_entries": total_entries,
+            "done_entries": 0,
+            "status": "running",
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
+        with write_tx(self._engine) as conn:
+            self._lock_book(conn, book_id)
+            conn.execute(sa.insert(t.import_jobs).values(**row))
+        return _job_record(row)
+
+    def get_import_job(self, job_id: str) -> ImportJobRecord:
+        with read_tx(self._engine) as conn:
+            row = (
+                conn.execute(sa.select(t.import_jobs).where(t.import_jobs.c.id == job_id))
+                .mappings()
+                .first()
+            )
+        if row is None:
+            raise NotFound(f"import job {job_id!r} does not exist.", field="job_id")
+        return _job_record(row)
+
+    def find_import_job(self, owner_id: str, source_sha256: str) -> ImportJobRecord | None:
+        """The newest running job for this owner and source file (to resume it)."""
+        with read_tx(self._engine) as conn:
+            row = (
+                conn.execute(
+                    sa.select(t.import_jobs)
+                    .where(
+                        t.import_jobs.c.owner_id == owner_id,
+                        t.import_jobs.c.source_sha256 == source_sha256,
+                        t.import_jobs.c.status == "running",
+                    )
+                    .order_by(t.import_jobs.c.created_at.desc())
+                )
+                .mappings()
+                .first()
+            )
+        return None if row is None else _job_record(row)
+
+    def advance_import_job(self, job_id: str, done_entries: int) -> ImportJobRecord:
+        """Add progress to a job when entries were written outside ``add_entries``."""
+        job = self.get_import_job(job_id)
+        with write_tx(self._engine) as conn:
+            advance_job(conn, job_id, job.book_id, done_entries)
+        return self.get_import_job(job_id)
+
+    def finish_import_job(self, job_id: str, status: ImportStatus = "done") -> ImportJobRecord:
+        if status not in ("done", "failed"):
+            raise InvalidInput('status must be "done" or "failed".', field="status")
+        with write_tx(self._engine) as conn:
+            conn.execute(
+                sa.update(t.import_jobs)
+                .where(t.import_jobs.c.id == job_id)
+                .values(status=status, updated_at=now())
+            )
+        return self.get_import_job(job_id)

@@ -1,0 +1,206 @@
+"""Entry vectors and index status: the database is the source of truth for every replica.
+
+A vector row carries the content hash of the text it was computed from; only rows whose hash
+equals the entry's current hash are ever returned (DESIGN §2 rule 6), so an edit made while a
+worker was embedding can never let a stale vector through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import sqlalchemy as sa
+
+from worldbook.adapters.store import tables as t
+from worldbook.adapters.store.base import StoreBase, check_ids
+from worldbook.adapters.store.content import entry_embed_text
+from worldbook.adapters.store.engine import read_tx, write_tx
+from worldbook.adapters.store.records import EntryToIndex
+from worldbook.core.types import IndexStatus
+from worldbook.errors import InvalidInput
+from worldbook.ports import Vectors
+
+
+def _current(model_id: str) -> sa.ColumnElement[bool]:
+    """Join condition: a vector of ``model_id`` computed from the entry's current text."""
+    return sa.and_(
+        t.entry_vectors.c.entry_id == t.entries.c.id,
+        t.entry_vectors.c.model_id == model_id,
+        t.entry_vectors.c.content_hash == t.entries.c.content_hash,
+    )
+
+
+class VectorsMixin(StoreBase):
+    def save_vectors(
+        self, entry_id: str, model_id: str, content_hash: str, vectors: Vectors
+    ) -> bool:
+        """Replace the entry's chunks for ``model_id`` and mark it indexed.
+
+        Returns False (and writes nothing) when the entry is gone or its text changed since
+        ``content_hash`` was read: the newer text is queued and will be embedded instead.
+        """
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim == 1:
+            array = array[None, :]
+        if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+            raise InvalidInput("vectors must be a non-empty 2-D array.", field="vectors")
+        with write_tx(self._engine) as conn:
+            book_id = conn.execute(
+                sa.select(t.entries.c.book_id).where(
+                    t.entries.c.id == entry_id, t.entries.c.content_hash == content_hash
+                )
+            ).scalar()
+            if book_id is None:
+                return False
+            conn.execute(
+                sa.delete(t.entry_vectors).where(
+                    t.entry_vectors.c.entry_id == entry_id, t.entry_vectors.c.model_id == model_id
+                )
+            )
+            conn.execute(
+                sa.insert(t.entry_vectors),
+                [
+                    {
+                        "entry_id": entry_id,
+                        "model_id": model_id,
+                        "chunk": i,
+                        "content_hash": content_hash,
+                        "dim": int(array.shape[1]),
+                        "vector": np.ascontiguousarray(row).tobytes(),
+                    }
+                    for i, row in enumerate(array)
+                ],
+            )
+            conn.execute(
+                sa.update(t.entries)
+                .where(t.entries.c.id == entry_id)
+                .values(index_status=IndexStatus.INDEXED.value, index_error=None)
+            )
+            conn.execute(
+                sa.update(t.books)
+                .where(t.books.c.id == book_id)
+                .values(index_version=t.books.c.index_version + 1)
+            )
+            return True
+
+    def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]:
+        """Current vectors of the book's enabled entries: (entry id per row, float32 matrix).
+
+        Rows are in list order, chunks of one entry together; an entry may own several rows.
+        """
+        stmt = (
+            sa.select(t.entry_vectors.c.entry_id, t.entry_vectors.c.dim, t.entry_vectors.c.vector)
+            .join(t.entries, _current(model_id))
+            .where(t.entries.c.book_id == book_id, t.entries.c.enabled.is_(True))
+            .order_by(t.entries.c.position, t.entries.c.id, t.entry_vectors.c.chunk)
+        )
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(stmt).all()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dim = rows[0][1]
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
+        return [r[0] for r in rows], matrix.copy()
+
+    def set_index_status(
+        self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None
+    ) -> None:
+        ids = check_ids(entry_ids, field="entry_ids")
+        status = IndexStatus(status)
+        with write_tx(self._engine) as conn:
+            for start in range(0, len(ids), 500):
+                conn.execute(
+                    sa.update(t.entries)
+                    .where(t.entries.c.id.in_(ids[start : start + 500]))
+                    .values(index_status=status.value, index_error=error)
+                )
+
+    def index_statuses(self, entry_ids: Sequence[str]) -> dict[str, tuple[IndexStatus, str | None]]:
+        """entry id → (index status, last error) for those of ``entry_ids`` that exist."""
+        ids = check_ids(entry_ids, field="entry_ids")
+        found: dict[str, tuple[IndexStatus, str | None]] = {}
+        with read_tx(self._engine) as conn:
+            for start in range(0, len(ids), 500):
+                rows = conn.execute(
+                    sa.select(
+                        t.entries.c.id, t.entries.c.index_status, t.entries.c.index_error
+                    ).where(t.entries.c.id.in_(ids[start : start + 500]))
+                )
+                found.update({r[0]: (IndexStatus(r[1]), r[2]) for r in rows})
+        return found
+
+    def entries_to_index(
+        self,
+        model_id: str,
+        book_id: str | None = None,
+        entry_ids: Sequence[str] | None = None,
+        *,
+        limit: int | None = None,
+    ) -> list[EntryToIndex]:
+        """Enabled entries of live books with no current vector for ``model_id``.
+
+        Optionally narrowed to one book and/or to ``entry_ids``; in book, then list, order.
+        """
+        stmt = (
+            sa.select(
+                t.entries.c.id,
+                t.entries.c.book_id,
+                t.entries.c.content_hash,
+                t.entries.c.title,
+                t.entries.c.aliases,
+                t.entries.c.lore,
+            )
+            .join(t.books, t.books.c.id == t.entries.c.book_id)
+            .where(
+                t.entries.c.enabled.is_(True),
+                t.books.c.deleted_at.is_(None),
+                ~sa.exists().where(_current(model_id)),
+            )
+            .order_by(t.entries.c.book_id, t.entries.c.position, t.entries.c.id)
+        )
+        if book_id is not None:
+            stmt = stmt.where(t.entries.c.book_id == book_id)
+        if entry_ids is not None:
+            stmt = stmt.where(t.entries.c.id.in_(check_ids(entry_ids, field="entry_ids")))
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with read_tx(self._engine) as conn:
+            return [
+                EntryToIndex(
+                    entry_id=r.id,
+                    content_hash=r.content_hash,
+                    text=entry_embed_text(r.title, r.aliases, r.lore),
+                    book_id=r.book_id,
+                )
+                for r in conn.execute(stmt)
+            ]
+
+    def book_index_share(self, book_id: str, model_id: str) -> float:
+        """Share of the book's enabled entries with a current vector (1.0 when none)."""
+        has_vector = sa.exists().where(_current(model_id))
+        stmt = sa.select(sa.func.count(), sa.func.count().filter(has_vector)).where(
+            t.entries.c.book_id == book_id, t.entries.c.enabled.is_(True)
+        )
+        with read_tx(self._engine) as conn:
+            total, indexed = conn.execute(stmt).one()
+        return 1.0 if not total else indexed / total
+
+    def delete_vectors(self, model_id: str | None = None, book_id: str | None = None) -> int:
+        """Drop stored vectors (all, one model's, one book's) and re-queue those entries."""
+        in_book = sa.select(t.entries.c.id).where(t.entries.c.book_id == book_id)
+        stmt = sa.delete(t.entry_vectors)
+        if model_id is not None:
+            stmt = stmt.where(t.entry_vectors.c.model_id == model_id)
+        if book_id is not None:
+            stmt = stmt.where(t.entry_vectors.c.entry_id.in_(in_book))
+        requeue = sa.update(t.entries).values(index_status=IndexStatus.QUEUED.value)
+        bump = sa.update(t.books).values(index_version=t.books.c.index_version + 1)
+        if book_id is not None:
+            requeue = requeue.where(t.entries.c.book_id == book_id)
+            bump = bump.where(t.books.c.id == book_id)
+        with write_tx(self._engine) as conn:
+            deleted = conn.execute(stmt).rowcount
+            conn.execute(requeue)
+            conn.execute(bump)
+            return int(deleted)

@@ -1,0 +1,64 @@
+"""Per-book usage statistics (with the never-surfaced alert) and indexing status."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.routes.books import BookId
+from worldbook.api.schemas import IndexStatusOut, UsageEntryOut, UsageOut
+from worldbook.service import book_usage
+
+router = APIRouter(tags=["usage"])
+
+
+def _use(use: book_usage.EntryUse) -> UsageEntryOut:
+    u = use.usage
+    return UsageEntryOut(
+        entry_id=use.entry.id,
+        title=use.entry.title,
+        canon_entry=use.entry.canon,
+        enabled=use.entry.enabled,
+        total=u.total,
+        canon=u.canon,
+        whole_book=u.whole_book,
+        full=u.full,
+        index=u.index,
+        last_used_at=u.last_used_at,
+    )
+
+
+@router.get("/books/{book_id}/usage")
+def usage(
+    book_id: BookId,
+    caller: CallerDep,
+    parts: Parts,
+    alert_turns: Annotated[
+        int | None, Query(ge=1, le=1_000_000, description="Default: the service setting.")
+    ] = None,
+) -> UsageOut:
+    """How often each entry reached the model (most used first); owner only."""
+    stats = book_usage.book_usage(parts, caller.user_id, book_id, alert_turns=alert_turns)
+    return UsageOut(
+        book_id=stats.book_id,
+        turns=stats.turns,
+        alert_turns=stats.alert_turns,
+        never_surfaced=[_use(u) for u in stats.never_surfaced],
+        entries=[_use(u) for u in stats.entries],
+    )
+
+
+@router.get("/books/{book_id}/index", tags=["indexing"])
+def index_status(book_id: BookId, caller: CallerDep, parts: Parts) -> IndexStatusOut:
+    """How far background indexing of the book has got."""
+    state = book_usage.index_state(parts, caller.user_id, book_id)
+    return IndexStatusOut(
+        book_id=state.book_id,
+        model_id=state.model_id,
+        entries=state.entries,
+        counts=state.counts,
+        indexed_share=state.indexed_share,
+        queue_pending=state.queue_pending,
+    )

@@ -1,0 +1,367 @@
+"""Request and response models of the HTTP API.
+
+Requests reject unknown fields (``extra="forbid"``): a misspelt field is a 422 naming it, never a
+silent no-op. The DESIGN §6 limits are NOT repeated here — the store checks them and its errors
+name the limit — except where a value could not even reach it safely: integers are bounded to the
+database's 32-bit columns, ids to their shape, and JSON objects to finite numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from worldbook.adapters.store import BookRecord, EntryRecord
+from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
+
+INT32 = 2**31 - 1
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+"""A worldbook id (books, entries): URL-safe, at most 64 characters."""
+TargetId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+"""An app's id for a character, story or novel (free text, as the app spells it)."""
+Int32 = Annotated[int, Field(ge=-INT32, le=INT32)]
+
+
+def _finite(value: Any) -> Any:
+    """Reject NaN/Infinity anywhere in a JSON value (PostgreSQL JSON cannot store them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite (no NaN or Infinity)")
+    if isinstance(value, dict):
+        for item in value.values():
+            _finite(item)
+    elif isinstance(value, list):
+        for item in value:
+            _finite(item)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- books ---------------------------------------------------------------------------------
+
+
+class BookCreate(Request):
+    title: str
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    visibility: Visibility = Visibility.PRIVATE
+    mode: BookMode = BookMode.WORLD
+    settings: JsonObject = Field(default_factory=dict)
+    extensions: JsonObject = Field(default_factory=dict)
+
+
+class BookPatch(Request):
+    """Only the fields sent change; ``visibility: public`` needs at least 10 entries."""
+
+    title: str | None = None
+    description: str | None = None
+    tags: list[str] | None = None
+    visibility: Visibility | None = None
+    mode: BookMode | None = None
+    settings: JsonObject | None = None
+    extensions: JsonObject | None = None
+
+
+class BookOut(BaseModel):
+    id: str
+    owner_id: str
+    title: str
+    description: str
+    tags: list[str]
+    visibility: Visibility
+    mode: BookMode
+    settings: dict[str, Any]
+    extensions: dict[str, Any]
+    entry_count: int
+    trashed: bool
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+    @classmethod
+    def of(cls, book: BookRecord) -> BookOut:
+        return cls(
+            id=book.id,
+            owner_id=book.owner_id,
+            title=book.title,
+            description=book.description,
+            tags=list(book.tags),
+            visibility=book.visibility,
+            mode=book.mode,
+            settings=dict(book.settings),
+            extensions=dict(book.extensions),
+            entry_count=book.entry_count,
+            trashed=book.trashed,
+            created_at=book.created_at,
+            updated_at=book.updated_at,
+            deleted_at=book.deleted_at,
+        )
+
+
+class BookList(BaseModel):
+    books: list[BookOut]
+    limit: int
+    offset: int
+
+
+# --- entries -------------------------------------------------------------------------------
+
+
+class EntryFields(Request):
+    """Every field of an entry (classic-mode fields follow SillyTavern / CCv3)."""
+
+    title: str
+    lore: str
+    aliases: list[str] = Field(default_factory=list)
+    canon: bool = False
+    enabled: bool = True
+    comment: str = ""
+    keys: list[str] = Field(default_factory=list)
+    secondary_keys: list[str] = Field(default_factory=list)
+    selective: bool = False
+    selective_logic: Int32 = 0
+    constant: bool = False
+    order: Int32 = 100
+    priority: Int32 = 0
+    role: Role = "system"
+    whole_words: bool | None = None
+    case_sensitive: bool | None = None
+    probability: Int32 = 100
+    scan_depth: Int32 | None = None
+    decorators: list[str] = Field(default_factory=list)
+    extensions: JsonObject = Field(default_factory=dict)
+
+
+class EntryPatch(Request):
+    """Only the fields sent change. A new title, alias list or lore re-queues indexing."""
+
+    title: str | None = None
+    lore: str | None = None
+    aliases: list[str] | None = None
+    canon: bool | None = None
+    enabled: bool | None = None
+    comment: str | None = None
+    keys: list[str] | None = None
+    secondary_keys: list[str] | None = None
+    selective: bool | None = None
+    selective_logic: Int32 | None = None
+    constant: bool | None = None
+    order: Int32 | None = None
+    priority: Int32 | None = None
+    role: Role | None = None
+    whole_words: bool | None = None
+    case_sensitive: bool | None = None
+    probability: Int32 | None = None
+    scan_depth: Int32 | None = None
+    decorators: list[str] | None = None
+    extensions: JsonObject | None = None
+
+
+MoveTo = Literal["first", "last", "before", "after"]
+
+
+class Placement(Request):
+    """Where entries go: ``first``/``last``, or ``before``/``after`` the ``anchor`` entry."""
+
+    to: MoveTo = "last"
+    anchor: Id | None = None
+
+
+class EntriesCreate(Request):
+    """Up to 500 entries (the import batch limit), added in this order at ``position``."""
+
+    entries: list[EntryFields]
+    position: Placement = Field(default_factory=Placement)
+
+
+class MoveRequest(Request):
+    ids: list[Id]
+    to: MoveTo
+    anchor: Id | None = None
+
+
+class BulkRequest(Request):
+    """One action on up to 500 entries of the book; an id of another book refuses the batch."""
+
+    action: Literal["enable", "disable", "delete", "move"]
+    ids: list[Id]
+    to: MoveTo | None = None
+    anchor: Id | None = None
+
+
+class EntryUsageOut(BaseModel):
+    total: int = 0
+    canon: int = 0
+    whole_book: int = 0
+    full: int = 0
+    index: int = 0
+    last_used_at: datetime | None = None
+
+
+class EntryOut(EntryFields):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    book_id: str
+    position: int
+    tokens: int | None = None
+    index_status: IndexStatus
+    index_error: str | None
+    usage: EntryUsageOut | None = None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(
+        cls, entry: EntryRecord, *, tokens: int | None = None, usage: EntryUsageOut | None = None
+    ) -> EntryOut:
+        values = {
+            name: getattr(entry, name)
+            for name in EntryOut.model_fields
+            if name not in ("usage", "tokens")
+        }
+        values.update(tokens=tokens, usage=usage)
+        for name in ("aliases", "keys", "secondary_keys", "decorators"):
+            values[name] = list(values[name])
+        return cls.model_validate(values)
+
+
+class EntryList(BaseModel):
+    book_id: str
+    entries: list[EntryOut]
+    tokenizer: str
+    canon_tokens: int = Field(description="Core canon cost: tokens every turn pays.")
+    canon_budget: int = Field(description="Canon budget for the default input window.")
+    canon_heavy: bool
+    limit: int | None
+    offset: int
+
+
+class MoveResult(BaseModel):
+    order: list[str]
+
+
+class BulkResult(BaseModel):
+    action: str
+    changed: int
+    order: list[str] | None = None
+
+
+# --- attachments, library, usage -----------------------------------------------------------
+
+
+class AttachmentOut(BaseModel):
+    target_kind: Literal["character", "story", "novel"]
+    target_id: str
+    book_id: str
+    position: int
+
+
+class AttachmentList(BaseModel):
+    target_kind: str
+    target_id: str
+    books: list[BookOut]
+
+
+class UsageEntryOut(EntryUsageOut):
+    entry_id: str
+    title: str
+    canon_entry: bool
+    enabled: bool
+
+
+class UsageOut(BaseModel):
+    book_id: str
+    turns: int
+    alert_turns: int
+    never_surfaced: list[UsageEntryOut] = Field(
+        description="Enabled when-relevant entries never surfaced, once the book served "
+        "alert_turns turns (empty before that)."
+    )
+    entries: list[UsageEntryOut]
+
+
+class IndexStatusOut(BaseModel):
+    book_id: str
+    model_id: str
+    entries: int
+    counts: dict[str, int]
+    indexed_share: float
+    queue_pending: int | None
+
+
+# --- turns ---------------------------------------------------------------------------------
+
+
+class CastMemberIn(Request):
+    id: TargetId
+    name: str | None = Field(default=None, max_length=255)
+
+
+class MessageIn(Request):
+    role: Role
+    content: str
+    name: str | None = Field(default=None, max_length=255)
+
+
+class TurnBooks(Request):
+    """Where the turn's books come from: explicit ids, a cast, or both (ids first)."""
+
+    book_ids: list[Id] = Field(default_factory=list, max_length=100)
+    story_id: TargetId | None = None
+    novel_id: TargetId | None = None
+    characters: list[CastMemberIn] = Field(default_factory=list, max_length=100)
+
+
+class ModelIn(Request):
+    """The target model: a known name fills the rest; explicit fields win."""
+
+    model: str | None = Field(default=None, max_length=200)
+    input_window: int | None = Field(default=None, ge=1, le=100_000_000)
+    tokenizer: str | None = Field(default=None, max_length=500)
+    supports_tools: bool | None = None
+
+
+class SelectRequest(TurnBooks, ModelIn):
+    messages: list[MessageIn] = Field(max_length=1000)
+
+
+class PreviewRequest(TurnBooks, ModelIn):
+    message: str
+
+
+class LookupRequest(TurnBooks, ModelIn):
+    """The tool call: the entry's title (or an alias) as the model asked, or its id."""
+
+    title: str | None = Field(default=None, max_length=1000)
+    entry_id: Id | None = None
+
+
+class LookupOut(BaseModel):
+    book_id: str
+    entry_id: str
+    title: str
+    lore: str
+
+
+class PrewarmRequest(Request):
+    texts: list[str] = Field(min_length=1, max_length=16)
+
+
+class ImportOut(BaseModel):
+    book_id: str
+    title: str
+    entries: int
+    format: str
+    warnings: list[str]
+    resumed: bool

@@ -1,0 +1,98 @@
+"""``worldbook index`` and ``worldbook worker``."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from worldbook.cli.context import components, emit_json, handle_errors, settings, show_progress
+from worldbook.adapters.store import SqlStore
+from worldbook.core.types import IndexStatus
+from worldbook.errors import ServiceUnavailable
+from worldbook.service.components import Components
+from worldbook.service.indexing import rebuild, sweep
+
+
+@handle_errors
+def index_command(
+    book: Annotated[str | None, typer.Option("--book", help="Only this book.")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Return when indexing is done.")] = False,
+    rebuild_all: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed everything (e.g. after a model change).")
+    ] = False,
+    sweep_only: Annotated[
+        bool, typer.Option("--sweep", help="Re-queue anything missing or stale, then return.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Index entries with the configured embedder.
+
+    Without a broker the work is done here, in this process (``--wait`` is implied: nothing
+    else would do it). With a broker the entries are queued for the Celery workers; ``--wait``
+    then polls until every enabled entry is indexed or has failed.
+    """
+    with components() as parts:
+        store, model_id = parts.store, parts.model_id
+        broker = bool(parts.settings.broker_url)
+        if rebuild_all:
+            rebuild(store, model_id, book_id=book, queue=parts.queue if broker else None)
+        pending = [r.entry_id for r in store.entries_to_index(model_id, book_id=book)]
+        summary: dict[str, object] = {"model_id": model_id, "pending": len(pending)}
+        if broker:
+            summary["queued"] = sweep(store, parts.queue, model_id, book_id=book)
+            if wait and not sweep_only:
+                summary.update(_wait_for_workers(parts.store, model_id, book, len(pending)))
+        elif not sweep_only:
+            summary.update(_index_here(parts, book, len(pending)))
+    if as_json:
+        emit_json(summary)
+        return
+    for key, value in summary.items():
+        typer.echo(f"{key}: {value}")
+
+
+def _index_here(parts: Components, book: str | None, total: int) -> dict[str, object]:
+    with Progress(disable=not show_progress(), transient=True) as bar:
+        task = bar.add_task("indexing", total=total)
+        report = parts.index_now(None, book_id=book, on_progress=lambda n: bar.advance(task, n))
+    return {"indexed": len(report.indexed), "failed": report.failed, "stale": len(report.stale)}
+
+
+def _wait_for_workers(
+    store: SqlStore, model_id: str, book: str | None, total: int, timeout_s: float = 3600
+) -> dict[str, object]:
+    """Poll until every enabled entry has a current vector or has failed."""
+    deadline = time.monotonic() + timeout_s
+    with Progress(disable=not show_progress(), transient=True) as bar:
+        task = bar.add_task("waiting for workers", total=total)
+        while time.monotonic() < deadline:
+            left = [r.entry_id for r in store.entries_to_index(model_id, book_id=book)]
+            statuses = store.index_statuses(left)
+            failed = {i: s[1] or "" for i, s in statuses.items() if s[0] == IndexStatus.FAILED}
+            bar.update(task, completed=total - len(left) + len(failed))
+            if len(failed) == len(left):
+                return {"indexed": total - len(left), "failed": failed}
+            time.sleep(1.0)
+    raise ServiceUnavailable(
+        f"Indexing did not finish within {timeout_s:.0f}s; are workers running "
+        "(`worldbook worker`)?"
+    )
+
+
+@handle_errors
+def worker_command(
+    concurrency: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    beat: Annotated[bool, typer.Option(help="Also run the periodic sweep (Celery beat).")] = True,
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
+) -> None:
+    """Start a Celery indexing worker (needs WORLDBOOK_BROKER_URL)."""
+    from workers.celery_app import make_celery
+
+    app = make_celery(settings())
+    argv = ["worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}"]
+    if beat:
+        argv.append("--beat")
+    app.worker_main(argv)

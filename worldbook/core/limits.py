@@ -1,0 +1,360 @@
+"""Every DESIGN §6 limit, in one table, and the pure checks that enforce them.
+
+The store validates every draft through this module before it writes anything; the API and the
+importers reuse :data:`LIMITS` for their own early checks (bulk actions, preview messages, text to
+split) so the numbers live in exactly one place. Errors name the field (``entries[3].title``), the
+limit and the value sent.
+
+Lengths are counted in code points. For the *minimums* only, an East Asian wide or full-width
+character counts as two (DESIGN §6: "10 Chinese characters say as much as 20 Latin ones"), using
+the Unicode East Asian Width property (UAX #11, values ``W`` and ``F``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.types import BookMode, Role, Visibility
+from worldbook.errors import InvalidInput, LimitExceeded
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The DESIGN §6 table (plus the DESIGN §3 classic-mode ranges)."""
+
+    book_title_max: int = 120
+    book_description_max: int = 2_000
+    tags_max: int = 20
+    tag_max: int = 50
+    entries_per_book: int = 2_000
+    entry_title_min: int = 2
+    entry_title_max: int = 100
+    lore_min: int = 20
+    lore_max: int = 20_000
+    classic_lore_min: int = 1  # classic lorebooks hold short keyword snippets
+    aliases_max: int = 50
+    alias_max: int = 120
+    publish_min_entries: int = 10
+    import_batch: int = 500
+    split_text_max: int = 40_000
+    preview_message_max: int = 2_000
+    bulk_action_max: int = 500
+    # DESIGN §3 ranges for classic entries and book settings.
+    probability_max: int = 100
+    scan_depth_max: int = 100
+    token_budget_min: int = 100
+    token_budget_max: int = 32_000
+
+
+LIMITS = Limits()
+"""The limits in force; pass another :class:`Limits` only in tests."""
+
+_SELECTIVE_LOGIC = range(4)  # SillyTavern: AND_ANY, NOT_ALL, NOT_ANY, AND_ALL
+_ROLES = frozenset(get_args(Role))
+
+
+def weighted_length(text: str) -> int:
+    """Length where East Asian wide/full-width characters count as two (UAX #11 W/F)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def check_clean_text(value: str, *, field: str) -> None:
+    """Reject NUL characters and lone surrogates (text that is not valid UTF-8)."""
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL character; remove it.", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} is not valid UTF-8 text (lone surrogate at position {exc.start}); "
+            "re-encode the source as UTF-8.",
+            field=field,
+        ) from exc
+
+
+def check_text(
+    value: object,
+    *,
+    field: str,
+    limit: str,
+    max_len: int,
+    min_len: int = 0,
+    blank_ok: bool = True,
+) -> str:
+    """Check one string: type, clean text, not blank (unless allowed), min (weighted) and max."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text.", field=field)
+    check_clean_text(value, field=field)
+    if not blank_ok and not value.strip():
+        raise InvalidInput(f"{field} must not be empty or only whitespace.", field=field)
+    if min_len:
+        allowed = f"{_n(min_len)}–{_n(max_len)} characters"
+    else:
+        allowed = f"at most {_n(max_len)} characters"
+    if len(value) > max_len:
+        raise LimitExceeded(
+            limit=limit, allowed=allowed, actual=f"{_n(len(value))} characters", field=field
+        )
+    if min_len:
+        weight = weighted_length(value.strip())
+        if weight < min_len:
+            raise LimitExceeded(
+                limit=limit,
+                allowed=allowed,
+                actual=f"{_n(weight)} characters",
+                field=field,
+                hint="East Asian wide characters count as two for the minimum.",
+            )
+    return value
+
+
+def check_count(count: int, *, limit: str, allowed_max: int, field: str, unit: str) -> None:
+    """Reject more than ``allowed_max`` items."""
+    if count > allowed_max:
+        raise LimitExceeded(
+            limit=limit,
+            allowed=f"at most {_n(allowed_max)} {unit}",
+            actual=f"{_n(count)} {unit}",
+            field=field,
+        )
+
+
+def _check_str_list(
+    values: object,
+    *,
+    field: str,
+    limit: str,
+    item_limit: str,
+    max_items: int,
+    max_len: int,
+    unit: str,
+) -> None:
+    if not isinstance(values, list | tuple):
+        raise InvalidInput(f"{field} must be a list of text.", field=field)
+    check_count(len(values), limit=limit, allowed_max=max_items, field=field, unit=unit)
+    for i, item in enumerate(values):
+        check_text(item, field=f"{field}[{i}]", limit=item_limit, max_len=max_len)
+        if not item.strip():
+            raise InvalidInput(
+                f"{field}[{i}] must not be empty or only whitespace.", field=f"{field}[{i}]"
+            )
+
+
+def check_json_text(value: object, *, field: str) -> None:
+    """Walk a JSON value and reject NUL characters / lone surrogates anywhere in it."""
+    if isinstance(value, str):
+        check_clean_text(value, field=field)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_clean_text(str(key), field=field)
+            check_json_text(item, field=f"{field}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            check_json_text(item, field=f"{field}[{i}]")
+
+
+def _check_int(value: object, *, field: str, low: int | None, high: int | None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"{field} must be a whole number.", field=field)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"{low if low is not None else '-∞'}–{high if high is not None else '∞'}"
+        raise InvalidInput(f"{field} must be within {bounds}; got {value}.", field=field)
+
+
+def validate_tags(tags: object, *, field: str = "tags", limits: Limits = LIMITS) -> None:
+    _check_str_list(
+        tags,
+        field=field,
+        limit="tags",
+        item_limit="tag",
+        max_items=limits.tags_max,
+        max_len=limits.tag_max,
+        unit="tags",
+    )
+
+
+def validate_book_settings(
+    settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
+) -> None:
+    """DESIGN §3 ranges for the classic-mode book settings that are present."""
+    check_json_text(settings, field=field)
+    if "scan_depth" in settings:
+        _check_int(
+            settings["scan_depth"], field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max
+        )
+    if "token_budget" in settings:
+        _check_int(
+            settings["token_budget"],
+            field=f"{field}.token_budget",
+            low=limits.token_budget_min,
+            high=limits.token_budget_max,
+        )
+    if "recursive" in settings and not isinstance(settings["recursive"], bool):
+        raise InvalidInput(f"{field}.recursive must be true or false.", field=f"{field}.recursive")
+
+
+def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:
+    """Check a book's own fields (entries are checked separately, in batches)."""
+    check_text(
+        draft.title,
+        field=f"{field}.title",
+        limit="book title",
+        max_len=limits.book_title_max,
+        blank_ok=False,
+    )
+    check_text(
+        draft.description,
+        field=f"{field}.description",
+        limit="book description",
+        max_len=limits.book_description_max,
+    )
+    validate_tags(draft.tags, field=f"{field}.tags", limits=limits)
+    if draft.visibility not in tuple(Visibility):
+        raise InvalidInput(
+            f"{field}.visibility must be one of {', '.join(Visibility)}.",
+            field=f"{field}.visibility",
+        )
+    if draft.mode not in tuple(BookMode):
+        raise InvalidInput(
+            f"{field}.mode must be one of {', '.join(BookMode)}.", field=f"{field}.mode"
+        )
+    validate_book_settings(draft.settings, field=f"{field}.settings", limits=limits)
+    check_json_text(draft.extensions, field=f"{field}.extensions")
+
+
+def validate_entry_draft(
+    draft: EntryDraft,
+    *,
+    field: str = "entry",
+    mode: BookMode = BookMode.WORLD,
+    limits: Limits = LIMITS,
+) -> None:
+    """Check one entry draft; ``mode`` decides the lore minimum (classic books accept 1)."""
+    check_text(
+        draft.title,
+        field=f"{field}.title",
+        limit="entry title",
+        min_len=limits.entry_title_min,
+        max_len=limits.entry_title_max,
+        blank_ok=False,
+    )
+    lore_min = limits.classic_lore_min if mode == BookMode.CLASSIC else limits.lore_min
+    check_text(
+        draft.lore,
+        field=f"{field}.lore",
+        limit="entry lore",
+        min_len=lore_min,
+        max_len=limits.lore_max,
+        blank_ok=False,
+    )
+    _check_str_list(
+        draft.aliases,
+        field=f"{field}.aliases",
+        limit="aliases per entry",
+        item_limit="alias",
+        max_items=limits.aliases_max,
+        max_len=limits.alias_max,
+        unit="aliases",
+    )
+    check_text(
+        draft.comment, field=f"{field}.comment", limit="entry comment", max_len=limits.lore_max
+    )
+    for name in ("keys", "secondary_keys", "decorators"):
+        values = getattr(draft, name)
+        if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+            raise InvalidInput(f"{field}.{name} must be a list of text.", field=f"{field}.{name}")
+        for i, value in enumerate(values):
+            check_clean_text(value, field=f"{field}.{name}[{i}]")
+    for name in ("canon", "enabled", "selective", "constant"):
+        if not isinstance(getattr(draft, name), bool):
+            raise InvalidInput(f"{field}.{name} must be true or false.", field=f"{field}.{name}")
+    for name in ("whole_words", "case_sensitive"):
+        if getattr(draft, name) is not None and not isinstance(getattr(draft, name), bool):
+            raise InvalidInput(
+                f"{field}.{name} must be true, false or null.", field=f"{field}.{name}"
+            )
+    _check_int(draft.selective_logic, field=f"{field}.selective_logic", low=0, high=3)
+    _check_int(draft.order, field=f"{field}.order", low=None, high=None)
+    _check_int(draft.priority, field=f"{field}.priority", low=None, high=None)
+    _check_int(draft.probability, field=f"{field}.probability", low=0, high=limits.probability_max)
+    if draft.scan_depth is not None:
+        _check_int(draft.scan_depth, field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max)
+    if draft.role not in _ROLES:
+        raise InvalidInput(
+            f"{field}.role must be one of {', '.join(sorted(_ROLES))}.", field=f"{field}.role"
+        )
+    check_json_text(draft.extensions, field=f"{field}.extensions")
+
+
+def validate_entry_drafts(
+    drafts: Sequence[EntryDraft],
+    *,
+    mode: BookMode = BookMode.WORLD,
+    field: str = "entries",
+    limits: Limits = LIMITS,
+) -> None:
+    """Check a batch (≤ the import batch limit) and every draft in it (``entries[i].…``)."""
+    check_batch(len(drafts), field=field, limits=limits)
+    for i, draft in enumerate(drafts):
+        validate_entry_draft(draft, field=f"{field}[{i}]", mode=mode, limits=limits)
+
+
+def check_batch(count: int, *, field: str = "entries", limits: Limits = LIMITS) -> None:
+    check_count(
+        count, limit="import batch", allowed_max=limits.import_batch, field=field, unit="entries"
+    )
+
+
+def check_entries_per_book(
+    current: int, adding: int, *, field: str = "entries", limits: Limits = LIMITS
+) -> None:
+    """Reject a write that would take a book past the entries-per-book limit."""
+    total = current + adding
+    if total > limits.entries_per_book:
+        raise LimitExceeded(
+            limit="entries per book",
+            allowed=f"at most {_n(limits.entries_per_book)} entries",
+            actual=f"{_n(total)} entries ({_n(current)} already in the book)",
+            field=field,
+            hint="Split the lore over several books.",
+        )
+
+
+def check_publish(entry_count: int, *, field: str = "visibility", limits: Limits = LIMITS) -> None:
+    """A public book needs at least ``publish_min_entries`` entries."""
+    if entry_count < limits.publish_min_entries:
+        raise LimitExceeded(
+            limit="entries required to publish",
+            allowed=f"at least {_n(limits.publish_min_entries)} entries",
+            actual=f"{_n(entry_count)} entries",
+            field=field,
+            hint="Add entries or keep the book private or unlisted.",
+        )
+
+
+def check_bulk(count: int, *, field: str = "ids", limits: Limits = LIMITS) -> None:
+    check_count(
+        count, limit="bulk action", allowed_max=limits.bulk_action_max, field=field, unit="entries"
+    )
+
+
+def check_split_text(text: str, *, field: str = "text", limits: Limits = LIMITS) -> None:
+    check_text(text, field=field, limit="text to split into entries", max_len=limits.split_text_max)
+
+
+def check_preview_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
+    check_text(
+        text,
+        field=field,
+        limit="preview message",
+        max_len=limits.preview_message_max,
+        blank_ok=False,
+    )

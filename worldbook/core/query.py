@@ -1,0 +1,92 @@
+"""How the last messages of a conversation combine into one search score per indexed row.
+
+The vector index scores every row against every recent message separately (a ``(messages, rows)``
+matrix, oldest message first) and this module turns that matrix into one score per row. The
+methods below were compared on XQuAD conversations (``benchmarks/bench_xquad.py``, recorded in
+``docs/decisions.d/embeddings.md``); :data:`DEFAULT_COMBINATION` is the measured choice.
+
+Weights are by recency only: the index receives message vectors, not roles, and the comparison
+showed no reason to add more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from worldbook.errors import InvalidInput
+
+Scores = npt.NDArray[np.float32]
+
+
+class Method(StrEnum):
+    """A way to combine per-message scores into one score per row."""
+
+    NEWEST = "newest"
+    """The newest message alone."""
+    MAX = "max"
+    """Best score over messages, all equal."""
+    MEAN = "mean"
+    """Plain mean over messages (the same as searching with the mean vector)."""
+    RECENCY_MEAN = "recency_mean"
+    """Mean weighted by ``decay ** age`` (age 0 = newest)."""
+    RECENCY_MAX = "recency_max"
+    """Best of ``decay ** age * score`` over messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryCombination:
+    """A combination method and its recency decay (used by the recency methods only)."""
+
+    method: Method = Method.RECENCY_MEAN
+    decay: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.decay <= 1.0:
+            raise InvalidInput(
+                f"decay must be in (0, 1]; got {self.decay}.", field="query_combination.decay"
+            )
+
+    @property
+    def label(self) -> str:
+        if self.method in (Method.RECENCY_MEAN, Method.RECENCY_MAX):
+            return f"{self.method.value}(decay={self.decay:g})"
+        return self.method.value
+
+
+DEFAULT_COMBINATION = QueryCombination(Method.RECENCY_MEAN, decay=0.5)
+"""The measured choice: see ``docs/decisions.d/embeddings.md``."""
+
+
+def recency_weights(count: int, decay: float) -> Scores:
+    """Weights for ``count`` messages, oldest first: ``decay ** age``, the newest weighing 1."""
+    ages = np.arange(count - 1, -1, -1, dtype=np.float64)
+    return np.power(decay, ages).astype(np.float32)
+
+
+def combine_scores(scores: npt.ArrayLike, combination: QueryCombination) -> Scores:
+    """One score per row from a ``(messages, rows)`` score matrix, messages oldest first."""
+    matrix = np.asarray(scores, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0:
+        raise InvalidInput(
+            f"scores must be a (messages, rows) matrix with at least one message; got shape "
+            f"{matrix.shape}.",
+            field="scores",
+        )
+    method = combination.method
+    if method is Method.NEWEST:
+        combined = matrix[-1]
+    elif method is Method.MAX:
+        combined = matrix.max(axis=0)
+    elif method is Method.MEAN:
+        combined = matrix.mean(axis=0)
+    else:
+        weights = recency_weights(matrix.shape[0], combination.decay)[:, None]
+        if method is Method.RECENCY_MEAN:
+            combined = (weights * matrix).sum(axis=0) / weights.sum()
+        else:
+            combined = (weights * matrix).max(axis=0)
+    return np.array(combined, dtype=np.float32)

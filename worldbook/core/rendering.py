@@ -1,0 +1,142 @@
+"""Turning a :class:`~worldbook.core.types.Selection` into prompt text (DESIGN §2 rules 7 and 9).
+
+The *stable* part (canon, then whole books) depends only on the books and the model's window,
+never on the conversation, and is formatted deterministically, so it is byte-identical from
+turn to turn and prompt caches (OpenAI's automatic prefix cache, Anthropic's ``cache_control``)
+hit. The *per-turn* part (injected lore, then the world index) comes after it. Tool-capable
+models get one constant tool definition, serialised once at import time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from worldbook.core.types import IndexLine, InjectedEntry, ModelProfile, Selection, Via
+
+JSONDict = dict[str, Any]
+
+LOOKUP_TOOL_NAME: Final = "lookup_lore"
+"""The name the model calls; the service answers it with the entry's full lore."""
+
+_LOOKUP_TOOL: Final[JSONDict] = {
+    "name": LOOKUP_TOOL_NAME,
+    "description": (
+        "Read the full lore of a topic listed in the world index. "
+        "Call it when the story needs details the index line does not give."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "title": {
+                "type": "string",
+                "description": "The topic's title exactly as written in the world index.",
+            }
+        },
+        "required": ["title"],
+        "additionalProperties": False,
+    },
+}
+
+LOOKUP_TOOL_JSON: Final = json.dumps(
+    _LOOKUP_TOOL, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+)
+"""The tool definition's canonical bytes: every rendering derives from this one string."""
+
+STABLE_HEADER: Final = "# World lore\nWhat follows is true in this story's world."
+TURN_HEADER: Final = "# Lore for this turn"
+INDEX_HEADER: Final = "# Other topics in this world"
+INDEX_WITH_TOOL: Final = (
+    f"These topics exist but are not shown in full. To read one, call the "
+    f"{LOOKUP_TOOL_NAME} tool with its title."
+)
+INDEX_WITHOUT_TOOL: Final = (
+    "These topics exist in this world; only a one-line summary of each is given here."
+)
+
+
+def lookup_tool() -> JSONDict:
+    """A fresh copy of the neutral tool definition (``name``, ``description``, ``parameters``)."""
+    tool: JSONDict = json.loads(LOOKUP_TOOL_JSON)
+    return tool
+
+
+def _label(character: str | None, group_chat: bool) -> str:
+    return f" [From {character}'s world]" if group_chat and character else ""
+
+
+def _entry_block(entry: InjectedEntry, group_chat: bool) -> str:
+    title = entry.ref.title + _label(entry.ref.character, group_chat)
+    return f"## {title}\n{entry.text.strip()}"
+
+
+def _index_block(lines: tuple[IndexLine, ...], group_chat: bool, tools: bool) -> str:
+    intro = INDEX_WITH_TOOL if tools else INDEX_WITHOUT_TOOL
+    body = "\n".join(f"- {ln.line}{_label(ln.ref.character, group_chat)}" for ln in lines)
+    return f"{INDEX_HEADER}\n{intro}\n{body}"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """The two system texts of a turn and whether the lookup tool is offered."""
+
+    stable: str
+    per_turn: str
+    supports_tools: bool
+
+    @property
+    def tools(self) -> list[JSONDict]:
+        """The neutral tool definitions (empty without tool support)."""
+        return [lookup_tool()] if self.supports_tools else []
+
+    def openai_messages(self) -> list[dict[str, str]]:
+        """System messages in OpenAI chat format, stable first; empty parts are left out."""
+        return [
+            {"role": "system", "content": text} for text in (self.stable, self.per_turn) if text
+        ]
+
+    def openai_tools(self) -> list[JSONDict]:
+        """``tools`` for the OpenAI Chat Completions API (function tools)."""
+        return [{"type": "function", "function": tool} for tool in self.tools]
+
+    def anthropic(self) -> JSONDict:
+        """``system`` blocks (the stable one marked for caching) and, with tool support,
+        ``tools`` for the Anthropic Messages API. Empty blocks are left out (the API rejects
+        them), and so is ``tools`` when there are none."""
+        system: list[JSONDict] = []
+        if self.stable:
+            system.append(
+                {"type": "text", "text": self.stable, "cache_control": {"type": "ephemeral"}}
+            )
+        if self.per_turn:
+            system.append({"type": "text", "text": self.per_turn})
+        body: JSONDict = {"system": system}
+        if self.supports_tools:
+            body["tools"] = [
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": t["parameters"],
+                }
+                for t in self.tools
+            ]
+        return body
+
+
+def render(selection: Selection, profile: ModelProfile | None = None) -> RenderedPrompt:
+    """Render a selection. ``profile`` overrides the selection's tool support when given."""
+    tools = profile.supports_tools if profile is not None else selection.supports_tools
+    group = selection.group_chat
+    stable_entries = [*selection.canon, *(e for e in selection.injected if e.via is Via.WHOLE_BOOK)]
+    turn_entries = [e for e in selection.injected if e.via is not Via.WHOLE_BOOK]
+
+    stable = ""
+    if stable_entries:
+        stable = "\n\n".join([STABLE_HEADER, *(_entry_block(e, group) for e in stable_entries)])
+    parts: list[str] = []
+    if turn_entries:
+        parts.append("\n\n".join([TURN_HEADER, *(_entry_block(e, group) for e in turn_entries)]))
+    if selection.index:
+        parts.append(_index_block(selection.index, group, tools))
+    return RenderedPrompt(stable=stable, per_turn="\n\n".join(parts), supports_tools=tools)

@@ -1,0 +1,121 @@
+"""Import and export use cases (issue 5 items 4–5).
+
+An import parses a file in any format we read (``worldbook.adapters.formats``), creates the
+book and adds its entries in batches of at most 500, each batch one transaction that also
+advances the import job — so an interrupted import resumes exactly where it stopped, and a
+batch is never added twice. A single HTTP request takes at most one batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from worldbook.adapters.formats import ImportedBook, export_book, parse_book
+from worldbook.core import limits
+from worldbook.core.limits import LIMITS
+from worldbook.core.types import BookMode
+from worldbook.errors import WorldbookError
+from worldbook.service.access import require_view
+from worldbook.service.components import Components
+
+ExportFormat = Literal["sillytavern", "ccv3"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    book_id: str
+    title: str
+    entries: int
+    format: str
+    warnings: tuple[str, ...] = field(default=())
+    resumed: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "book_id": self.book_id,
+            "title": self.title,
+            "entries": self.entries,
+            "format": self.format,
+            "warnings": list(self.warnings),
+            "resumed": self.resumed,
+        }
+
+
+def parse_upload(
+    data: bytes, *, mode: BookMode, filename: str | None, max_bytes: int
+) -> ImportedBook:
+    """Parse a file, refusing anything larger than ``max_bytes`` before reading it."""
+    return parse_book(data, mode=mode, filename=filename, max_bytes=max_bytes)
+
+
+def import_book(
+    parts: Components,
+    *,
+    owner_id: str,
+    data: bytes,
+    mode: BookMode = BookMode.WORLD,
+    filename: str | None = None,
+    single_batch: bool = True,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    """Import a lorebook file as a new book owned by ``owner_id``.
+
+    Args:
+        single_batch: an HTTP request — more than 500 entries is refused (import batch limit);
+            the CLI passes False and imports up to the 2,000-entry book limit in batches.
+        on_batch: ``on_batch(done, total)`` after each batch (progress bars).
+    """
+    parsed = parse_upload(
+        data, mode=mode, filename=filename, max_bytes=parts.settings.max_upload_bytes
+    )
+    total = len(parsed.entries)
+    if single_batch:
+        limits.check_batch(total, field="entries")
+    limits.check_entries_per_book(0, total)
+    parts.store.ensure_user(owner_id)
+    source_sha = hashlib.sha256(data).hexdigest()
+    job = None if single_batch else parts.store.find_import_job(owner_id, source_sha)
+    resumed = job is not None
+    if job is None:
+        book = parts.store.create_book(owner_id, parsed.book)
+        try:
+            job = parts.store.create_import_job(book.id, owner_id, source_sha, total)
+        except WorldbookError:
+            parts.store.purge_book(book.id)
+            raise
+    book_id = job.book_id
+    done = job.done_entries
+    size = LIMITS.import_batch
+    try:
+        while done < total:
+            batch = parsed.entries[done : done + size]
+            added = parts.store.add_entries(book_id, batch, import_job_id=job.id)
+            parts.enqueue([e.id for e in added])
+            done += len(batch)
+            if on_batch is not None:
+                on_batch(done, total)
+    except WorldbookError:
+        if done == 0 and not resumed:
+            # Nothing of this import landed: leave no empty book behind.
+            parts.store.purge_book(book_id)
+        raise
+    parts.store.finish_import_job(job.id)
+    book = parts.store.get_book(book_id)
+    return ImportResult(
+        book_id=book_id,
+        title=book.title,
+        entries=total,
+        format=parsed.format,
+        warnings=tuple(parsed.warnings),
+        resumed=resumed,
+    )
+
+
+def export(parts: Components, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:
+    """A book the user can see, as SillyTavern World Info JSON or a CCv3 ``lorebook_v3``."""
+    book = require_view(parts.store.get_book(book_id, include_trashed=True), user_id)
+    entries = [r.to_draft() for r in parts.store.list_entries(book.id)]
+    return export_book(book.to_draft(), entries, fmt)

@@ -1,0 +1,325 @@
+"""Book, entry, ordering, bulk, attachment and sharing use cases, with their access checks.
+
+HTTP-free, so the API and the CLI share one implementation of every rule (issue 6 items 2–4):
+- only the owner edits a book and its entries (``require_owner``: 404 to those who may not see
+  the book, 403 to those who only see it);
+- an entry is reached through its book, so an entry id of someone else's private book is
+  reported as not found, exactly like an id that does not exist (no IDOR);
+- every write that changes an entry's embedded text (title, aliases, lore) or brings an entry
+  back into use hands it to the indexer (``parts.enqueue``) after the transaction committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from worldbook.adapters.store import AttachmentRecord, BookRecord, EntryRecord, Target, TargetKind
+from worldbook.core import limits
+from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.selection import canon_budget
+from worldbook.core.types import LoreBook, Visibility
+from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound
+from worldbook.service.access import can_view, require_owner, require_use, require_view
+from worldbook.service.components import Components
+
+BulkAction = Literal["enable", "disable", "delete", "move"]
+MoveTo = Literal["first", "last", "before", "after"]
+_CONTENT = frozenset({"title", "aliases", "lore"})
+
+
+def target(to: MoveTo, anchor: str | None) -> Target:
+    """The store's move target from the API's (``to``, ``anchor``) pair."""
+    if to in ("first", "last"):
+        if anchor is not None:
+            raise InvalidInput(f'anchor is only used with "before"/"after", not {to!r}.', "anchor")
+        return to
+    if anchor is None:
+        raise InvalidInput(f'"{to}" needs an anchor entry id.', field="anchor")
+    return (to, anchor)
+
+
+# --- books ---------------------------------------------------------------------------------
+
+
+def owned_book(parts: Components, user_id: str, book_id: str, *, trashed: bool = False) -> BookRecord:
+    return require_owner(
+        parts.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
+    )
+
+
+def visible_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
+    return require_view(parts.store.get_book(book_id, include_trashed=True), user_id)
+
+
+def create_book(parts: Components, user_id: str, draft: BookDraft) -> BookRecord:
+    return parts.store.create_book(user_id, draft)
+
+
+def update_book(
+    parts: Components, user_id: str, book_id: str, changes: Mapping[str, Any]
+) -> BookRecord:
+    owned_book(parts, user_id, book_id)
+    return parts.store.update_book(book_id, **changes)
+
+
+def trash_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
+    owned_book(parts, user_id, book_id)
+    return parts.store.trash_book(book_id)
+
+
+def restore_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
+    owned_book(parts, user_id, book_id, trashed=True)
+    return parts.store.restore_book(book_id)
+
+
+def list_my_books(
+    parts: Components,
+    user_id: str,
+    *,
+    trashed: bool = False,
+    visibility: Visibility | None = None,
+    query: str | None = None,
+    tag: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[BookRecord]:
+    return parts.store.list_books(
+        owner_id=user_id,
+        trashed=trashed,
+        visibility=visibility,
+        query=_search_text(query, "q"),
+        tag=_search_text(tag, "tag"),
+        limit=limit,
+        offset=offset,
+    )
+
+
+def browse_library(
+    parts: Components,
+    *,
+    query: str | None = None,
+    tag: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[BookRecord]:
+    """Public books only, by title substring and/or tag (issue 6 item 4)."""
+    return parts.store.list_books(
+        visibility=Visibility.PUBLIC,
+        query=_search_text(query, "q"),
+        tag=_search_text(tag, "tag"),
+        limit=limit,
+        offset=offset,
+    )
+
+
+def _search_text(value: str | None, field: str) -> str | None:
+    if value is None:
+        return None
+    limits.check_text(value, field=field, limit="search text", max_len=200)
+    return value.strip() or None
+
+
+def copy_to_library(parts: Components, user_id: str, book_id: str) -> BookRecord:
+    """An editable private copy owned by the caller, of any live book they can see."""
+    require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
+    copy = parts.store.copy_book(book_id, user_id)
+    # Vectors are copied with the entries; the indexer skips those already current.
+    parts.enqueue([e.id for e in parts.store.list_entries(copy.id, enabled=True)])
+    return copy
+
+
+# --- entries -------------------------------------------------------------------------------
+
+
+def entry_and_book(parts: Components, user_id: str, entry_id: str) -> tuple[EntryRecord, BookRecord]:
+    """The entry and its book, if the caller may see the book; otherwise EntryNotFound."""
+    entry = parts.store.get_entry(entry_id)
+    book = parts.store.get_book(entry.book_id, include_trashed=True)
+    if not can_view(book, user_id):
+        raise EntryNotFound(f"entry {entry_id!r} does not exist.", field="entry_id")
+    return entry, book
+
+
+def add_entries(
+    parts: Components,
+    user_id: str,
+    book_id: str,
+    drafts: Sequence[EntryDraft],
+    *,
+    position: Target = "last",
+) -> list[EntryRecord]:
+    owned_book(parts, user_id, book_id)
+    added = parts.store.add_entries(book_id, drafts, position=position)
+    parts.enqueue([e.id for e in added if e.enabled])
+    return added
+
+
+def update_entry(
+    parts: Components, user_id: str, entry_id: str, changes: Mapping[str, Any]
+) -> EntryRecord:
+    before, book = entry_and_book(parts, user_id, entry_id)
+    require_owner(book, user_id)
+    after = parts.store.update_entry(entry_id, **changes)
+    if after.enabled and (after.content_hash != before.content_hash or not before.enabled):
+        parts.enqueue([entry_id])
+    return after
+
+
+def delete_entry(parts: Components, user_id: str, entry_id: str) -> None:
+    entry, book = entry_and_book(parts, user_id, entry_id)
+    require_owner(book, user_id)
+    parts.store.delete_entries(book.id, [entry.id])
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPage:
+    """A page of a book's entries with every entry's token count and the book's canon cost."""
+
+    book: BookRecord
+    entries: list[EntryRecord]
+    tokens: dict[str, int]
+    usage: dict[str, Any]
+    tokenizer: str
+    canon_tokens: int
+    canon_budget: int
+    canon_heavy: bool
+
+
+def list_entries(
+    parts: Components,
+    user_id: str,
+    book_id: str,
+    *,
+    canon: bool | None = None,
+    disabled: bool | None = None,
+    never_used: bool | None = None,
+    sort: Literal["position", "most_used"] = "position",
+    limit: int | None = None,
+    offset: int = 0,
+    tokenizer: str | None = None,
+) -> EntryPage:
+    """Filters: ``canon`` (false = when relevant), ``disabled``, ``never_used``; None = all."""
+    book = visible_book(parts, user_id, book_id)
+    entries = parts.store.list_entries(
+        book.id,
+        canon=canon,
+        enabled=None if disabled is None else not disabled,
+        never_used=never_used,
+        sort=sort,
+        limit=limit,
+        offset=offset,
+    )
+    counter = parts.token_counter(tokenizer)
+    lore = _lore_book(parts, book, tokenizer)
+    tokens = {e.id: e.tokens for e in lore.entries}
+    canon_tokens = sum(e.tokens for e in lore.entries if e.canon and e.enabled)
+    rules = parts.rules
+    budget = canon_budget(parts.settings.default_input_window, rules)
+    usage = parts.store.entry_usage(book.id) if entries else {}
+    return EntryPage(
+        book=book,
+        entries=entries,
+        tokens=tokens,
+        usage=usage,
+        tokenizer=counter.tokenizer_id,
+        canon_tokens=canon_tokens,
+        canon_budget=budget,
+        canon_heavy=canon_tokens > budget * rules.canon_heavy_share,
+    )
+
+
+def _lore_book(parts: Components, book: BookRecord, tokenizer: str | None) -> LoreBook:
+    """The cached core view of the book (token counts by content hash, shared with turns)."""
+    parts.sync_vector_index(book)
+    return parts.lore_books.get(
+        book,
+        counter=parts.token_counter(tokenizer),
+        model_id=parts.model_id,
+        indexed_ids=parts.indexed_ids,
+    )
+
+
+def move_entries(
+    parts: Components,
+    user_id: str,
+    book_id: str,
+    ids: Sequence[str],
+    *,
+    to: MoveTo,
+    anchor: str | None = None,
+) -> list[str]:
+    """Move entries (keeping their relative order); returns the book's new order."""
+    limits.check_bulk(len(ids))
+    owned_book(parts, user_id, book_id)
+    return parts.store.move_entries(book_id, ids, to=target(to, anchor))
+
+
+def bulk(
+    parts: Components,
+    user_id: str,
+    book_id: str,
+    action: BulkAction,
+    ids: Sequence[str],
+    *,
+    to: MoveTo | None = None,
+    anchor: str | None = None,
+) -> tuple[int, list[str] | None]:
+    """Enable, disable, delete or move ≤500 entries of one book, all or nothing.
+
+    Returns (entries changed, the new order for a move). An id that is not an entry of this
+    book refuses the whole batch with 404 (the store checks it inside the transaction).
+    """
+    limits.check_bulk(len(ids))
+    owned_book(parts, user_id, book_id)
+    if action == "move":
+        if to is None:
+            raise InvalidInput('A move needs "to" (first, last, before, after).', field="to")
+        order = parts.store.move_entries(book_id, ids, to=target(to, anchor))
+        return len(set(ids)), order
+    if to is not None or anchor is not None:
+        raise InvalidInput(f'"to"/"anchor" only apply to a move, not {action!r}.', field="to")
+    if action == "delete":
+        return parts.store.delete_entries(book_id, ids), None
+    changed = parts.store.set_enabled(book_id, ids, action == "enable")
+    if action == "enable":
+        parts.enqueue(list(ids))  # the indexer skips entries whose vector is current
+    return changed, None
+
+
+# --- attachments ---------------------------------------------------------------------------
+
+
+def attach(
+    parts: Components, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+) -> AttachmentRecord:
+    """Attach a book the caller may use (own, or another's unlisted/public) to a target.
+
+    Characters, stories and novels are the app's objects: worldbook does not know who owns
+    them, so the app decides who may change a target; worldbook checks the book side.
+    """
+    require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
+    return parts.store.attach(book_id, target_kind, target_id, user_id)
+
+
+def detach(
+    parts: Components, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+) -> None:
+    """Remove an attachment of a book the caller can see (also a trashed book of theirs)."""
+    visible_book(parts, user_id, book_id)
+    if not parts.store.detach(book_id, target_kind, target_id):
+        raise NotFound(f"book {book_id!r} is not attached to {target_kind} {target_id!r}.")
+
+
+def attached_books(
+    parts: Components, user_id: str, target_kind: TargetKind, target_id: str
+) -> list[BookRecord]:
+    """The target's books the caller can see, in attachment order (others are left out)."""
+    books = []
+    for book_id in parts.store.attachments_for(target_kind, target_id):
+        try:
+            books.append(visible_book(parts, user_id, book_id))
+        except BookNotFound:
+            continue
+    return books

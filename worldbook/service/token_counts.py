@@ -1,0 +1,148 @@
+"""Token counts of texts, cached by (SHA-256 of the text, tokenizer id).
+
+Counting lore is the hot path of every turn (each candidate entry is measured against the
+budget), while lore itself changes rarely, so counts are kept at two levels: an in-process LRU,
+then an optional persistent table (the SQL store) shared by every process. A count is a pure
+function of (text, tokenizer), so a cached value is never stale and no invalidation exists;
+an edited entry simply has a new hash. The tokenizer's *canonical* id is the key, so
+``cl100k_base`` and ``tiktoken:cl100k_base`` share their counts.
+
+The persistent level is best-effort: if the store is unavailable the counter logs a warning
+and counts from the text, because a turn must not fail for want of a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Protocol
+
+from worldbook.errors import InvalidInput, StorageUnavailable
+from worldbook.ports import Tokenizer
+
+log = logging.getLogger(__name__)
+
+MEMORY_COUNTS_MAX = 50_000
+"""Counts kept in memory (~150 bytes each: ~7 MB), about 25 full books of 2,000 entries."""
+
+
+def text_hash(text: str) -> str:
+    """The cache key of a text: hex SHA-256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+class TokenCountStore(Protocol):
+    """The persistent level; the SQL store implements exactly these two methods."""
+
+    def get_token_counts(self, tokenizer_id: str, hashes: list[str]) -> dict[str, int]:
+        """Known counts for those of ``hashes`` that are stored (missing ones are absent)."""
+        ...
+
+    def put_token_counts(self, tokenizer_id: str, counts: dict[str, int]) -> None:
+        """Store ``hash -> count`` pairs; an existing pair is left as it is."""
+        ...
+
+
+class TokenCounter:
+    """Counts texts with one tokenizer through the memory LRU and the optional store.
+
+    Thread-safe: the LRU is guarded by a lock; tokenizing happens outside it.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        *,
+        store: TokenCountStore | None = None,
+        memory_max: int = MEMORY_COUNTS_MAX,
+    ) -> None:
+        if memory_max < 0:
+            raise InvalidInput(f"memory_max must be >= 0; got {memory_max}.", field="memory_max")
+        self._tokenizer = tokenizer
+        self._store = store
+        self._memory: OrderedDict[str, int] = OrderedDict()
+        self._memory_max = memory_max
+        self._lock = threading.Lock()
+        # Where answers came from, for tests and the benchmark.
+        self.memory_hits = 0
+        self.store_hits = 0
+        self.computed = 0
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self._tokenizer
+
+    @property
+    def tokenizer_id(self) -> str:
+        return self._tokenizer.id
+
+    @property
+    def is_estimate(self) -> bool:
+        return self._tokenizer.is_estimate
+
+    def count(self, text: str) -> int:
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Counts of ``texts`` in order: one store read and one store write for all misses."""
+        hashes = [text_hash(text) for text in texts]
+        found = self._from_memory(hashes)
+        missing = {h: text for h, text in zip(hashes, texts, strict=True) if h not in found}
+        if missing:
+            stored = self._from_store(list(missing))
+            found.update(stored)
+            computed = {
+                h: self._tokenizer.count(text) for h, text in missing.items() if h not in stored
+            }
+            found.update(computed)
+            self._remember({**stored, **computed})
+            self._to_store(computed)
+        return [found[h] for h in hashes]
+
+    def _from_memory(self, hashes: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        with self._lock:
+            for h in hashes:
+                value = self._memory.get(h)
+                if value is not None:
+                    self._memory.move_to_end(h)
+                    found[h] = value
+            self.memory_hits += sum(1 for h in hashes if h in found)
+        return found
+
+    def _remember(self, counts: dict[str, int]) -> None:
+        if self._memory_max == 0:
+            return
+        with self._lock:
+            for h, value in counts.items():
+                self._memory[h] = value
+                self._memory.move_to_end(h)
+            while len(self._memory) > self._memory_max:
+                self._memory.popitem(last=False)
+
+    def _from_store(self, hashes: list[str]) -> dict[str, int]:
+        if self._store is None:
+            return {}
+        try:
+            stored = self._store.get_token_counts(self.tokenizer_id, hashes)
+        except StorageUnavailable as exc:
+            log.warning("token-count cache unreadable, counting from text: %s", exc)
+            return {}
+        wanted = set(hashes)
+        stored = {h: n for h, n in stored.items() if h in wanted}
+        with self._lock:
+            self.store_hits += len(stored)
+        return stored
+
+    def _to_store(self, computed: dict[str, int]) -> None:
+        with self._lock:
+            self.computed += len(computed)
+        if self._store is None or not computed:
+            return
+        try:
+            self._store.put_token_counts(self.tokenizer_id, computed)
+        except StorageUnavailable as exc:
+            log.warning("token-count cache not written: %s", exc)
