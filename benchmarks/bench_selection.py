@@ -10,8 +10,9 @@ Measures, in one run on one core:
   regexes compiled once, searched per key per turn (a generous baseline);
 * for context: the one-off automaton build per book version and the brute-force numpy search.
 
-Writes ``benchmarks/results/selection.json``. Run: ``.venv/bin/python benchmarks/bench_selection.py``
-(``--turns``, ``--baseline-turns`` to shorten; the compile-per-turn baseline takes ~20 s a turn).
+Writes ``benchmarks/results/selection.json``.
+Run: ``.venv/bin/python benchmarks/bench_selection.py`` (``--turns``, ``--baseline-turns`` to
+shorten; the compile-per-turn baseline takes ~20 s a turn).
 """
 
 from __future__ import annotations
@@ -51,13 +52,54 @@ from worldbook.testing import HashingEmbedder  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "selection.json"
 # Names and ordinary words come from disjoint syllable sets, as in real lore: ordinary prose
 # does not spell entry names by accident, and names show up when someone writes them.
-NAME_SYLLABLES = "ka lo ri an el dor mir tha us en gal ve sar on ith bel qua zu fen ro".split()
-WORD_SYLLABLES = "the pa mo ni se bu to de li ma co fi gu ne so ha pe ti wa".split()
+NAME_SYLLABLES = [
+    "ka",
+    "lo",
+    "ri",
+    "an",
+    "el",
+    "dor",
+    "mir",
+    "tha",
+    "us",
+    "en",
+    "gal",
+    "ve",
+    "sar",
+    "on",
+    "ith",
+    "bel",
+    "qua",
+    "zu",
+    "fen",
+    "ro",
+]
+WORD_SYLLABLES = [
+    "the",
+    "pa",
+    "mo",
+    "ni",
+    "se",
+    "bu",
+    "to",
+    "de",
+    "li",
+    "ma",
+    "co",
+    "fi",
+    "gu",
+    "ne",
+    "so",
+    "ha",
+    "pe",
+    "ti",
+    "wa",
+]
 CJK = "東京山川花月風雪龍城王国森海光影星夜"
 
 
 def _name(rng: random.Random) -> str:
-    return "".join(rng.choice(NAME_SYLLABLES) for _ in range(rng.randint(2, 4))).title()
+    return "".join(rng.choice(NAME_SYLLABLES) for _ in range(rng.randint(3, 4))).title()
 
 
 def _word(rng: random.Random) -> str:
@@ -78,8 +120,10 @@ def build_book(rng: random.Random, tokenizer_count: object, n: int, aliases: int
             else:
                 names.append(_name(rng))
         sentences = []
-        for _ in range(rng.randint(10, 40)):
-            words = [rng.choice(vocab) for _ in range(rng.randint(8, 18))]
+        # Mostly 150-700 tokens; one entry in ten is long (40-60 sentences, over the 800-token
+        # cut), so cold turns pay for cutting as real books with a few long entries do.
+        for _ in range(rng.randint(40, 60) if i % 10 == 5 else rng.randint(6, 30)):
+            words = [rng.choice(vocab) for _ in range(rng.randint(6, 14))]
             if rng.random() < 0.15:  # lore names other entries now and then (linked topics)
                 other = rng.randrange(n)
                 words.insert(rng.randrange(len(words)), titles[other])
@@ -186,15 +230,21 @@ def main() -> None:
     matcher = cache.get(book)
     build_s = time.perf_counter() - t0
 
-    for t in turns[:20]:  # warm-up
-        select(t, rules, tokenizer, matcher_cache=cache)
-    select_s: list[float] = []
+    # Cold: the first time an entry is injected its cut (tokenising up to ~6,400 characters)
+    # and its index line are computed; the cache remembers them per book version. Warm: the
+    # same turns again, as for a book in steady use.
+    select_cold_s: list[float] = []
     sizes: list[tuple[int, int]] = []
     for t in turns:
         t0 = time.perf_counter()
         sel = select(t, rules, tokenizer, matcher_cache=cache)
-        select_s.append(time.perf_counter() - t0)
+        select_cold_s.append(time.perf_counter() - t0)
         sizes.append((len(sel.injected), len(sel.index)))
+    select_s: list[float] = []
+    for t in turns:
+        t0 = time.perf_counter()
+        select(t, rules, tokenizer, matcher_cache=cache)
+        select_s.append(time.perf_counter() - t0)
 
     def scanned(t: Turn) -> list[str]:
         msgs = t.messages
@@ -211,9 +261,7 @@ def main() -> None:
         matcher_s.append(time.perf_counter() - t0)
 
     keys = st_keys(book)
-    compiled = [
-        re.compile(r"(?:^|\W)(" + re.escape(k.lower()) + r")(?:$|\W)") for k in keys
-    ]
+    compiled = [re.compile(r"(?:^|\W)(" + re.escape(k.lower()) + r")(?:$|\W)") for k in keys]
     base_compile_s: list[float] = []
     base_search_s: list[float] = []
     for t in turns[: args.baseline_turns]:
@@ -227,7 +275,8 @@ def main() -> None:
         base_search_s.append(time.perf_counter() - t0)
 
     rows = {
-        "select": summary(select_s),
+        "select_warm": summary(select_s),
+        "select_cold_cuts": summary(select_cold_s),
         "literal_matcher": summary(matcher_s),
         "baseline_regex_compiled_per_turn": summary(base_compile_s),
         "baseline_regex_precompiled": summary(base_search_s),
@@ -253,9 +302,12 @@ def main() -> None:
     for name, value in ratios.items():
         print(f"ratio {name}: {value}×")
     print(
-        "targets: select p50 ≤ 2 ms:", rows["select"]["p50_ms"] <= 2,
-        "| p99 ≤ 5 ms:", rows["select"]["p99_ms"] <= 5,
-        "| matcher ≥ 20× baseline:", ratios["compiled_per_turn_over_matcher_p50"] >= 20,
+        "targets (warm): select p50 ≤ 2 ms:",
+        rows["select_warm"]["p50_ms"] <= 2,
+        "| p99 ≤ 5 ms:",
+        rows["select_warm"]["p99_ms"] <= 5,
+        "| matcher ≥ 20× baseline:",
+        ratios["compiled_per_turn_over_matcher_p50"] >= 20,
     )
 
     cpu_model = ""
@@ -290,9 +342,17 @@ def main() -> None:
             "semantic_hits_per_turn": args.k,
             "tokenizer": tokenizer.id,
             "input_window": profile.input_window,
+            "entry_tokens_p50": pct([float(e.tokens) for e in book.entries], 50),
+            "entry_tokens_max": max(e.tokens for e in book.entries),
+            "share_entries_over_cut": round(
+                sum(e.tokens > rules.full_entry_tokens_max for e in book.entries)
+                / len(book.entries),
+                3,
+            ),
             "mean_injected": statistics.fmean(s[0] for s in sizes),
             "mean_index_lines": statistics.fmean(s[1] for s in sizes),
             "matcher_build_ms": round(build_s * 1000, 1),
+            "load_average_at_end": os.getloadavg() if hasattr(os, "getloadavg") else None,
         },
         "results": rows,
         "ratios": ratios,

@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -121,7 +122,7 @@ class VectorCache:
 
     def get(self, texts: Sequence[str], kind: str) -> Vectors:
         path = self._dir / f"{kind}.npz"
-        stored: dict[str, np.ndarray] = dict(np.load(path)) if path.exists() else {}
+        stored = self._read(path)
         keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in stored}
         if missing:
@@ -133,8 +134,23 @@ class VectorCache:
                 part = todo[start : start + 64]
                 vectors = embed([t for _, t in part])
                 stored.update({k: v for (k, _), v in zip(part, vectors, strict=True)})
-                np.savez(path, **stored)  # type: ignore[arg-type]
+                self._write(path, stored)
         return np.stack([stored[k] for k in keys]).astype(np.float32)
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, np.ndarray]:
+        try:
+            with np.load(path) as stored:
+                return dict(stored)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # absent or cut short
+            return {}
+
+    @staticmethod
+    def _write(path: Path, stored: dict[str, np.ndarray]) -> None:
+        # Atomic: another run reading the cache never sees a half-written file.
+        temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(temporary, **stored)  # type: ignore[arg-type]
+        os.replace(temporary, path)
 
 
 def ranks_of(order: Sequence[str], gold: str) -> int:

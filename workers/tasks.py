@@ -50,6 +50,7 @@ def register_tasks(app: Celery, indexer: Callable[[], Indexer], *, broker_url: s
 
     @app.task(  # type: ignore[untyped-decorator]
         name=INDEX_TASK,
+        shared=False,
         acks_late=True,
         reject_on_worker_lost=True,
         # A database or model outage is retried with exponential backoff (1 s, 2 s, 4 s, …
@@ -69,6 +70,7 @@ def register_tasks(app: Celery, indexer: Callable[[], Indexer], *, broker_url: s
 
     @app.task(  # type: ignore[untyped-decorator]
         name=SWEEP_TASK,
+        shared=False,
         acks_late=True,
         autoretry_for=(ServiceUnavailable,),
         retry_backoff=True,

@@ -19,7 +19,9 @@ from worldbook.testing import HashingEmbedder
 LORE = "Lore long enough to pass the twenty character minimum of an entry."
 
 
-def make_components(tmp_path: Path, database_url: str | None = None, **settings: object) -> Components:
+def make_components(
+    tmp_path: Path, database_url: str | None = None, **settings: object
+) -> Components:
     config = WorldbookSettings(
         data_dir=tmp_path,
         database_url=database_url,

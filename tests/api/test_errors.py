@@ -124,7 +124,9 @@ def test_oversized_bodies_are_413(tmp_path: object, keys: object, parts: object)
             assert streamed.status_code == 413
             assert streamed.json()["error"]["code"] == "payload_too_large"
             streamed_json = client.post(
-                "/v1/books", content=chunks(), headers={**headers, "Content-Type": "application/json"}
+                "/v1/books",
+                content=chunks(),
+                headers={**headers, "Content-Type": "application/json"},
             )
             assert streamed_json.status_code == 413
     finally:

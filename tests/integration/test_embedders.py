@@ -63,12 +63,24 @@ def test_e5_through_the_engine_finds_lore_across_languages(
 ) -> None:
     e5 = embedders["e5-small"]
     lore = {
-        "forge": ("The Ember Forge", ["Forge of Embers"], "Dwarven smiths work the great anvils "
-                  "deep under the mountain, where the lava river heats the furnaces. " * 30),
-        "library": ("The Silent Library", [], "Monks copy ancient scrolls in a tower of "
-                    "white stone; speaking aloud is forbidden inside."),
-        "harbour": ("Gull Harbour", [], "Fishing boats and merchant ships crowd the harbour; "
-                    "the tide decides when trade begins."),
+        "forge": (
+            "The Ember Forge",
+            ["Forge of Embers"],
+            "Dwarven smiths work the great anvils "
+            "deep under the mountain, where the lava river heats the furnaces. " * 30,
+        ),
+        "library": (
+            "The Silent Library",
+            [],
+            "Monks copy ancient scrolls in a tower of "
+            "white stone; speaking aloud is forbidden inside.",
+        ),
+        "harbour": (
+            "Gull Harbour",
+            [],
+            "Fishing boats and merchant ships crowd the harbour; "
+            "the tide decides when trade begins.",
+        ),
     }
     ids: list[str] = []
     texts: list[str] = []

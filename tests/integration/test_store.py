@@ -12,8 +12,10 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from worldbook.adapters.store import SqlStore, entry_content_hash, upgrade_database
+from worldbook.adapters.store import SqlStore, entry_content_hash, open_store, upgrade_database
 from worldbook.adapters.store.tables import metadata
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.types import BookMode, IndexStatus, Visibility
@@ -229,6 +231,11 @@ def test_classic_books_accept_short_lore(store: SqlStore) -> None:
     book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
     [entry] = store.add_entries(book.id, [EntryDraft(title="Key", lore="x", keys=["k"])])
     assert entry.lore == "x"
+    with pytest.raises(LimitExceeded) as info:  # world mode would hold a too-short entry
+        store.update_book(book.id, mode=BookMode.WORLD)
+    assert info.value.field == "mode" and entry.id in info.value.message
+    store.update_entry(entry.id, lore=LORE)
+    assert store.update_book(book.id, mode="world").mode == BookMode.WORLD
 
 
 def test_ids_from_other_books_are_refused(store: SqlStore) -> None:
@@ -354,6 +361,35 @@ def test_bulk_moves_in_a_2000_entry_book_match_a_list_model(store: SqlStore) -> 
     assert len(set(positions)) == 2000
 
 
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.data())
+def test_sql_moves_match_a_list_model(store: SqlStore, data: st.DataObject) -> None:
+    book = store.create_book("alice", BookDraft(title="Model"))
+    model = fill(store, book.id, data.draw(st.integers(2, 12), label="entries"))
+    for _ in range(data.draw(st.integers(1, 15), label="moves")):
+        moving = data.draw(st.lists(st.sampled_from(model), min_size=1, unique=True))
+        rest = [i for i in model if i not in moving]
+        if not rest:
+            continue
+        kind = data.draw(st.sampled_from(["first", "last", "before", "after", "insert"]))
+        anchor = data.draw(st.sampled_from(rest))
+        in_order = [i for i in model if i in moving]
+        if kind == "insert":
+            [new] = store.add_entries(book.id, drafts(1, "New"), position=("before", anchor))
+            at = model.index(anchor)
+            model = [*model[:at], new.id, *model[at:]]
+        else:
+            to: object = kind if kind in ("first", "last") else (kind, anchor)
+            store.move_entries(book.id, moving, to=to)  # type: ignore[arg-type]
+            cut = {"first": 0, "last": len(rest)}.get(kind)
+            if cut is None:
+                cut = rest.index(anchor) + (1 if kind == "after" else 0)
+            model = rest[:cut] + in_order + rest[cut:]
+        assert order(store, book.id) == model
+
+
 @pytest.mark.slow
 def test_concurrent_moves_keep_a_permutation(store: SqlStore) -> None:
     book = store.create_book("alice", BookDraft(title="Busy"))
@@ -473,3 +509,10 @@ def test_unreachable_database_is_storage_unavailable(tmp_path: Path) -> None:
         SqlStore("postgresql+psycopg://postgres@127.0.0.1:1/none").get_book("x")
     with pytest.raises(InvalidInput):
         SqlStore("not a url")
+
+
+def test_in_memory_sqlite_store_is_migrated() -> None:
+    memory = open_store("sqlite://")
+    book = memory.create_book("alice", BookDraft(title="Scratch"))
+    assert memory.get_book(book.id).title == "Scratch"
+    memory.close()

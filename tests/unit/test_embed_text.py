@@ -49,7 +49,9 @@ def test_short_entry_is_one_passage_with_its_names() -> None:
 
 
 def test_long_lore_is_chunked_and_every_chunk_names_the_entry() -> None:
-    lore = " ".join(f"Sentence number {i} tells about the harbour of Dol Amroth." for i in range(60))
+    lore = " ".join(
+        f"Sentence number {i} tells about the harbour of Dol Amroth." for i in range(60)
+    )
     texts = passage_texts("Dol Amroth", ["Swan Knights' city"], lore, 300)
     assert len(texts) > 1
     for text in texts:

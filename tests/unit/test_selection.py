@@ -6,7 +6,7 @@ import pytest
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, lore_of, turn
 from worldbook.core.matching import MatcherCache
-from worldbook.core.selection import canon_budget, select
+from worldbook.core.selection import canon_budget, select, split_books
 from worldbook.core.types import (
     Decision,
     LoreBook,
@@ -146,6 +146,15 @@ def test_whole_books_consume_the_remainder_in_book_order() -> None:
     assert sel.whole_books == ("a", "c")
     assert ids(sel.injected) == ["a1", "c1"]
     assert sel.per_turn_budget == 0  # 800 - 100 - 400 - 300
+
+
+def test_split_books_agrees_with_select() -> None:
+    a = book("a", [entry("c", tokens=100, canon=True), entry("a1", tokens=400)])
+    b = book("b", [entry("b1", tokens=200), entry("b2", tokens=200)])
+    c = book("c", [entry("c1", tokens=300)])
+    whole, large = split_books([a, b, a, c], ModelProfile(8000), RULES)
+    assert [x.id for x in whole] == ["a", "c"] and [x.id for x in large] == ["b"]
+    assert run(turn(a, b, a, c, window=8000)).whole_books == ("a", "c")
 
 
 def test_whole_book_is_exactly_the_fit_boundary() -> None:

@@ -117,6 +117,11 @@ class FaissIndex:
             if dropped is not None:
                 self._bytes -= dropped.nbytes
 
+    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
+        """Entries of the book that have vectors (loads and caches the book's index)."""
+        book = self._book(book_id)
+        return frozenset(book.entries) if book is not None else frozenset()
+
     # --- introspection (tests, metrics) -------------------------------------------------
     @property
     def cached_books(self) -> list[str]:

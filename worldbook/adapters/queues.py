@@ -22,31 +22,45 @@ SWEEP_TASK = "worldbook.sweep"
 INDEX_QUEUE = "worldbook-index"
 
 
-def broker_options(broker_url: str, *, connect_timeout_s: float = 2.0) -> dict[str, Any]:
-    """Celery configuration shared by the sender (API, CLI) and the worker.
-
-    A send must fail within about ``connect_timeout_s`` when Redis is down, instead of kombu's
-    default of retrying for ever: the write that triggered indexing has already committed, the
-    entries stay ``queued`` and the periodic sweep sends them again.
-    """
+def broker_options(broker_url: str) -> dict[str, Any]:
+    """Celery configuration shared by the sender (API, CLI) and the worker."""
     return {
         "broker_url": broker_url,
-        "broker_connection_timeout": connect_timeout_s,
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {
-            "socket_connect_timeout": connect_timeout_s,
-            "socket_timeout": max(5.0, connect_timeout_s),
-            "max_retries": 1,
             # Unacknowledged messages of a worker that died are redelivered after this long;
             # the sweep covers shorter gaps; a task outliving it is only re-run (idempotent).
             "visibility_timeout": 600,
         },
         "task_default_queue": INDEX_QUEUE,
         "task_ignore_result": True,
-        "task_publish_retry": False,
         "task_serializer": "json",
         "accept_content": ["json"],
     }
+
+
+def sender_options(broker_url: str, *, connect_timeout_s: float = 2.0) -> dict[str, Any]:
+    """The sender's configuration: fail within about ``connect_timeout_s`` when Redis is down.
+
+    kombu's default is to retry a publish for ever, which would hang the API request whose
+    write has already committed. Failing fast is safe: the entries stay ``queued`` and the
+    periodic sweep sends them again. (The worker keeps Celery's reconnect-for-ever defaults:
+    a daemon should wait for its broker.)
+    """
+    options = broker_options(broker_url)
+    options.update(
+        broker_connection_timeout=connect_timeout_s,
+        broker_connection_retry=False,
+        broker_connection_max_retries=1,
+        task_publish_retry=False,
+    )
+    options["broker_transport_options"] = {
+        **options["broker_transport_options"],
+        "socket_connect_timeout": connect_timeout_s,
+        "socket_timeout": max(5.0, connect_timeout_s),
+        "max_retries": 1,
+    }
+    return options
 
 
 class CeleryIndexQueue:
@@ -55,35 +69,47 @@ class CeleryIndexQueue:
     Args:
         broker_url: the ``redis://`` URL of the broker.
         connect_timeout_s: how long a send or health check may wait for the broker.
+        ids_per_message: entry ids per task message. One default batch: a large import then
+            spreads evenly over workers (100 per message split 240 entries 100/100/40 over two
+            workers, and one finished long after the other).
     """
 
-    def __init__(self, broker_url: str, *, connect_timeout_s: float = 2.0) -> None:
+    def __init__(
+        self, broker_url: str, *, connect_timeout_s: float = 2.0, ids_per_message: int = 32
+    ) -> None:
         from celery import Celery
 
         self._app = Celery("worldbook-sender", set_as_current=False)
-        self._app.conf.update(broker_options(broker_url, connect_timeout_s=connect_timeout_s))
+        self._app.conf.update(sender_options(broker_url, connect_timeout_s=connect_timeout_s))
         self._timeout = connect_timeout_s
+        self._per_message = max(1, ids_per_message)
 
     def enqueue(self, entry_ids: Sequence[str]) -> None:
-        """Send one task for these ids.
+        """Send these ids as tasks of at most ``ids_per_message`` ids each.
 
         Raises:
-            QueueUnavailable: the broker did not accept the message (down or unreachable).
+            QueueUnavailable: the broker did not accept a message (down or unreachable); the
+                messages sent before it stand, which is harmless (tasks are idempotent).
         """
-        ids = list(entry_ids)
-        if not ids:
-            return
-        try:
-            self._app.send_task(INDEX_TASK, args=[ids], retry=False)
-        except Exception as exc:
-            raise _unavailable(exc) from exc
+        ids = list(dict.fromkeys(entry_ids))
+        for start in range(0, len(ids), self._per_message):
+            try:
+                self._app.send_task(
+                    INDEX_TASK, args=[ids[start : start + self._per_message]], retry=False
+                )
+            except Exception as exc:
+                if _is_broker_error(exc):
+                    raise _unavailable(exc) from exc
+                raise
 
     def send_sweep(self) -> None:
         """Ask a worker to run the sweep (what Celery beat does on its schedule)."""
         try:
             self._app.send_task(SWEEP_TASK, retry=False)
         except Exception as exc:
-            raise _unavailable(exc) from exc
+            if _is_broker_error(exc):
+                raise _unavailable(exc) from exc
+            raise
 
     def healthy(self) -> bool:
         try:
@@ -97,17 +123,19 @@ class CeleryIndexQueue:
         self._app.close()
 
 
-def _unavailable(exc: Exception) -> QueueUnavailable | Exception:
-    """Translate kombu/redis connection failures; let programming errors through unchanged."""
+def _is_broker_error(exc: Exception) -> bool:
+    """Whether ``exc`` is kombu/redis failing to reach the broker (not a programming error)."""
     from kombu.exceptions import KombuError
     from redis.exceptions import RedisError
 
-    if isinstance(exc, KombuError | RedisError | OSError):
-        return QueueUnavailable(
-            f"The indexing broker is unreachable ({exc}). Entries stay queued and the periodic "
-            "sweep re-sends them; check WORLDBOOK_BROKER_URL and that Redis is running."
-        )
-    return exc
+    return isinstance(exc, KombuError | RedisError | OSError)
+
+
+def _unavailable(exc: Exception) -> QueueUnavailable:
+    return QueueUnavailable(
+        f"The indexing broker is unreachable ({exc}). Entries stay queued and the periodic "
+        "sweep re-sends them; check WORLDBOOK_BROKER_URL and that Redis is running."
+    )
 
 
 IndexFunction = Callable[[Sequence[str]], object]

@@ -61,7 +61,7 @@ def status_for(error: e.WorldbookError) -> int:
     """The status of an error: its own class's, else the nearest mapped ancestor's."""
     for cls in type(error).__mro__:
         if cls in STATUS:
-            return STATUS[cls]  # type: ignore[index]
+            return STATUS[cls]
     return 500
 
 

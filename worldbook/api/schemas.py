@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from worldbook.adapters.store import BookRecord, EntryRecord
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
+from worldbook.errors import InvalidInput
 
 INT32 = 2**31 - 1
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -47,6 +48,20 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Patch(Request):
+    """A partial update: only the fields sent change, and ``null`` only where a value may be
+    empty (``NULLABLE``); elsewhere it is a 422 naming the field, not a silent reset."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset()
+
+    def changes(self) -> dict[str, Any]:
+        sent = self.model_dump(exclude_unset=True)
+        for name, value in sent.items():
+            if value is None and name not in self.NULLABLE:
+                raise InvalidInput(f"{name} cannot be null; leave it out to keep it.", field=name)
+        return sent
+
+
 # --- books ---------------------------------------------------------------------------------
 
 
@@ -60,7 +75,7 @@ class BookCreate(Request):
     extensions: JsonObject = Field(default_factory=dict)
 
 
-class BookPatch(Request):
+class BookPatch(Patch):
     """Only the fields sent change; ``visibility: public`` needs at least 10 entries."""
 
     title: str | None = None
@@ -142,8 +157,10 @@ class EntryFields(Request):
     extensions: JsonObject = Field(default_factory=dict)
 
 
-class EntryPatch(Request):
+class EntryPatch(Patch):
     """Only the fields sent change. A new title, alias list or lore re-queues indexing."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"whole_words", "case_sensitive", "scan_depth"})
 
     title: str | None = None
     lore: str | None = None
@@ -248,13 +265,12 @@ class EntryList(BaseModel):
 
 
 class MoveResult(BaseModel):
-    order: list[str]
+    moved: int
 
 
 class BulkResult(BaseModel):
     action: str
     changed: int
-    order: list[str] | None = None
 
 
 # --- attachments, library, usage -----------------------------------------------------------

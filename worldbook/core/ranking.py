@@ -44,7 +44,8 @@ class LargeBook:
 
     position: int
     book: LoreBook
-    relevant_count: int
+    relevant_count: int  # enabled when-relevant entries
+    unindexed: tuple[LoreEntry, ...] = ()  # the enabled when-relevant ones without a vector
     matched: bool = False
     fallback: bool = False
 
@@ -59,17 +60,14 @@ class LargeBook:
 
     def summarise(self, traced: set[str]) -> list[TraceRecord]:
         """Trace the entries no step looked at: one record each for entries not indexed yet
-        (outside fallback), one book-level record (``entry_id == ""``) counting the rest."""
+        (outside fallback), one book-level record (``entry_id == ""``) counting the rest.
+
+        ``traced`` holds the ids of this book's when-relevant entries already traced.
+        """
         book = self.book
-        rest = 0
         records: list[TraceRecord] = []
-        for entry in book.entries:
-            if not entry.enabled or entry.canon or entry.id in traced:
-                continue
-            if entry.indexed or self.fallback:
-                rest += 1
-                continue
-            records.append(
+        if not self.fallback:
+            records = [
                 TraceRecord(
                     entry.id,
                     book.id,
@@ -78,7 +76,10 @@ class LargeBook:
                     "not indexed yet: meaning search cannot find it until background "
                     "indexing finishes",
                 )
-            )
+                for entry in self.unindexed
+                if entry.id not in traced
+            ]
+        rest = self.relevant_count - len(traced) - len(records)
         if rest:
             why = (
                 "beyond the list-order slots (book in fallback: not mostly indexed)"
@@ -173,7 +174,10 @@ def rank_candidates(
         )
 
     for _, cand in sorted(user_hits, key=lambda h: h[0]):
-        take(cand) if len(ranked) < rules.literal_max else over_cap(cand)
+        if len(ranked) < rules.literal_max:
+            take(cand)
+        else:
+            over_cap(cand)
     from_replies = 0
     for _, cand in sorted(reply_hits, key=lambda h: h[0]):
         if len(ranked) < rules.literal_max and from_replies < rules.literal_from_replies_max:

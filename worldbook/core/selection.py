@@ -16,7 +16,9 @@ Disabled entries are dropped on entry to every step, so no path can surface them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from worldbook.core.gist import index_line
 from worldbook.core.matching import MatcherCache, match_form
@@ -29,6 +31,7 @@ from worldbook.core.types import (
     InjectedEntry,
     LoreBook,
     LoreEntry,
+    ModelProfile,
     Selection,
     SelectionRules,
     TraceRecord,
@@ -58,6 +61,7 @@ class _Draft:
     whole_books: list[str] = field(default_factory=list)
     injected: list[InjectedEntry] = field(default_factory=list)
     index: list[IndexLine] = field(default_factory=list)
+    tokenizer_id: str = ""  # read once: adapters may build it on every access
 
     def record(self, entry_id: str, book_id: str, title: str, decision: Decision, why: str) -> None:
         # Keyed by entry, so a later decision (e.g. linked after ranked-out) replaces the earlier.
@@ -83,14 +87,14 @@ def select(
         matcher_cache: the process-wide literal-matcher cache; without one every book's
             automaton is rebuilt for this call (correct, but slow for large books).
     """
-    draft = _Draft()
+    draft = _Draft(tokenizer_id=tokenizer.id)
     cache = matcher_cache if matcher_cache is not None else MatcherCache(len(turn.books) or 1)
     books = _unique_books(turn, draft)
 
     budget = canon_budget(turn.profile.input_window, rules)
-    canon_used = _pack_canon(books, budget, rules, draft)
+    canon_used = _pack_canon(books, budget, rules, cache, draft)
     left = max(0, budget - canon_used)
-    large, left = _whole_books(books, left, draft)
+    large, left = _whole_books(books, left, cache, draft)
     per_turn_budget = max(0, min(rules.per_turn_cap, left))
 
     per_turn_used = 0
@@ -121,6 +125,21 @@ def select(
     )
 
 
+def split_books(
+    books: Sequence[LoreBook], profile: ModelProfile, rules: SelectionRules
+) -> tuple[list[LoreBook], list[LoreBook]]:
+    """The turn's books (deduplicated) as ``(whole, large)``, decided exactly as
+    :func:`select` decides, so the service searches the vectors of large books only."""
+    draft = _Draft()
+    scratch = MatcherCache()
+    unique = _unique_books(Turn(tuple(books), (), profile), draft)
+    budget = canon_budget(profile.input_window, rules)
+    left = max(0, budget - _pack_canon(unique, budget, rules, scratch, draft))
+    large, _ = _whole_books(unique, left, scratch, draft)
+    large_ids = {lb.book.id for lb in large}
+    return [b for b in unique if b.id not in large_ids], [lb.book for lb in large]
+
+
 def _unique_books(turn: Turn, draft: _Draft) -> list[LoreBook]:
     """DESIGN §2 rule 2: a book reached twice is used once, labelled by its first arrival."""
     seen: dict[str, LoreBook] = {}
@@ -139,15 +158,19 @@ def _unique_books(turn: Turn, draft: _Draft) -> list[LoreBook]:
     return list(seen.values())
 
 
-def _pack_canon(books: list[LoreBook], budget: int, rules: SelectionRules, draft: _Draft) -> int:
+def _canon_entries(book: LoreBook) -> tuple[LoreEntry, ...]:
+    return tuple(e for e in book.entries if e.enabled and e.canon)
+
+
+def _pack_canon(
+    books: list[LoreBook], budget: int, rules: SelectionRules, cache: MatcherCache, draft: _Draft
+) -> int:
     """DESIGN §2 rule 3. Packing stops at the first entry that does not fit: canon is a
     strict prefix in book and list order, so reordering entries is how a user chooses."""
     used = 0
     full = False
     for book in books:
-        for entry in book.entries:
-            if not (entry.enabled and entry.canon):
-                continue
+        for entry in cache.derived(book, ("canon",), partial(_canon_entries, book)):
             if not draft.canon or (not full and used + entry.tokens <= budget):
                 why = "canon"
                 if used + entry.tokens > budget:
@@ -184,15 +207,29 @@ def _pack_canon(books: list[LoreBook], budget: int, rules: SelectionRules, draft
     return used
 
 
-def _whole_books(books: list[LoreBook], left: int, draft: _Draft) -> tuple[list[LargeBook], int]:
+def _relevant_size(book: LoreBook) -> tuple[int, int]:
+    """How many enabled when-relevant entries the book has, and their tokens."""
+    relevant = [e.tokens for e in book.entries if e.enabled and not e.canon]
+    return len(relevant), sum(relevant)
+
+
+def _whole_books(
+    books: list[LoreBook], left: int, cache: MatcherCache, draft: _Draft
+) -> tuple[list[LargeBook], int]:
     """DESIGN §2 rule 4: books in turn order, each whole book consuming what canon left."""
     large: list[LargeBook] = []
     for book in books:
-        relevant = [e for e in book.entries if e.enabled and not e.canon]
-        cost = sum(e.tokens for e in relevant)
+        # The size depends on the book version and the tokenizer only. The index status does
+        # not change the version, so unindexed entries are looked up every turn.
+        size_key = ("size", draft.tokenizer_id)
+        count, cost = cache.derived(book, size_key, partial(_relevant_size, book))
         if cost > left:
-            large.append(LargeBook(position=len(large), book=book, relevant_count=len(relevant)))
+            unindexed = tuple(
+                e for e in book.entries if not e.indexed and e.enabled and not e.canon
+            )
+            large.append(LargeBook(len(large), book, count, unindexed))
             continue
+        relevant = [e for e in book.entries if e.enabled and not e.canon]
         left -= cost
         draft.whole_books.append(book.id)
         for entry in relevant:
@@ -224,23 +261,25 @@ def _large_books(
     draft: _Draft,
 ) -> int:
     """DESIGN §2 rules 5–6: up to N ranked entries in full, then the world index."""
+    first_per_turn_record = len(draft.trace)
     ranked = rank_candidates(turn, large, rules, cache, draft.record, draft.notes)
     remaining = budget
     injected_keys: set[tuple[str, str]] = set()
     per_turn: list[InjectedEntry] = []
-    not_full: list[tuple[Candidate, str]] = []
+    not_full: list[tuple[int, Candidate, str]] = []  # (overall rank, candidate, why not full)
 
     # Full entries come from the slots the ranking shows at all (full + index topics): an
     # entry ranked below every slot does not jump ahead of the index because it is short.
     window = rules.full_entries_max + rules.index_topics_max
     for rank, cand in enumerate(ranked):
         if len(per_turn) >= rules.full_entries_max or rank >= window:
-            not_full.append((cand, f"{rules.full_entries_max} full-entry slots taken"))
+            not_full.append((rank, cand, f"{rules.full_entries_max} full-entry slots taken"))
             continue
         entry = cand.entry
-        cut = _cut(cand.book, entry, rules.full_entry_tokens_max, tokenizer, cache)
+        cap = rules.full_entry_tokens_max
+        cut = _cut(cand.book, entry, cap, tokenizer, draft.tokenizer_id, cache)
         if cut.tokens > remaining:
-            not_full.append((cand, f"{cut.tokens} tokens in full, {remaining} left"))
+            not_full.append((rank, cand, f"{cut.tokens} tokens in full, {remaining} left"))
             continue
         remaining -= cut.tokens
         ref = _ref(entry, cand.book)
@@ -253,15 +292,15 @@ def _large_books(
     # The next `index_topics_max` ranked entries are the topics; a line that does not fit is
     # over budget and the slot is not handed further down (lines are all about as long).
     listed: set[tuple[str, str]] = set(injected_keys)
-    for rank, (cand, why_not_full) in enumerate(not_full):
+    for slot, (rank, cand, why_not_full) in enumerate(not_full):
         entry = cand.entry
-        if rank >= rules.index_topics_max:
+        if slot >= rules.index_topics_max:
             draft.record(
                 entry.id,
                 cand.book.id,
                 entry.title,
                 Decision.LEFT_OUT,
-                f"{cand.why}; not relevant enough: ranked #{rank + len(per_turn) + 1}, "
+                f"{cand.why}; not relevant enough: ranked #{rank + 1}, "
                 f"after the {rules.index_topics_max} index topics",
             )
             continue
@@ -274,8 +313,10 @@ def _large_books(
             listed.add((cand.book.id, entry.id))
 
     remaining -= _add_linked(per_turn, large, remaining, listed, rules, tokenizer, cache, draft)
+    # Records made from here on are all about when-relevant entries of large books.
+    per_turn_keys = list(draft.trace)[first_per_turn_record:]
     for lb in large:
-        traced = {entry_id for book_id, entry_id in draft.trace if book_id == lb.book.id}
+        traced = {entry_id for book_id, entry_id in per_turn_keys if book_id == lb.book.id}
         for rec in lb.summarise(traced):
             # Book-level summaries get their own key so they never replace a duplicate-book record.
             draft.trace[(rec.book_id, rec.entry_id or "#summary")] = rec
@@ -283,10 +324,15 @@ def _large_books(
 
 
 def _cut(
-    book: LoreBook, entry: LoreEntry, cap: int, tokenizer: Tokenizer, cache: MatcherCache
+    book: LoreBook,
+    entry: LoreEntry,
+    cap: int,
+    tokenizer: Tokenizer,
+    tokenizer_id: str,
+    cache: MatcherCache,
 ) -> Cut:
     """The entry cut to ``cap`` tokens, remembered per book version (tokenising is the cost)."""
-    key = ("cut", entry.id, tokenizer.id, str(cap))
+    key = ("cut", entry.id, tokenizer_id, str(cap))
     return cache.derived(book, key, lambda: cut_to_tokens(entry.lore, cap, tokenizer, entry.tokens))
 
 
@@ -309,7 +355,8 @@ def _add_line(
         line = index_line(entry.title, entry.lore, tokenizer, gist_cap)
         return line, tokenizer.count(line)
 
-    line, cost = cache.derived(book, ("line", entry.id, tokenizer.id, str(gist_cap)), make_line)
+    key = ("line", entry.id, draft.tokenizer_id, str(gist_cap))
+    line, cost = cache.derived(book, key, make_line)
     if cost > remaining:
         draft.record(
             entry.id,

@@ -38,10 +38,11 @@ def book_usage(
     because the counts describe every reader's turns, not just the caller's."""
     threshold = parts.settings.usage_alert_turns if alert_turns is None else alert_turns
     if threshold < 1:
-        raise InvalidInput(f"alert_turns must be at least 1; got {threshold}.", "alert_turns")
+        raise InvalidInput(f"alert_turns must be at least 1; got {threshold}.", field="alert_turns")
     book = require_owner(
         parts.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
     )
+    parts.usage.flush()  # read this process's own recent turns
     entries = parts.store.list_entries(book.id, sort="most_used")
     counts = parts.store.entry_usage(book.id)
     uses = [EntryUse(e, counts.get(e.id) or EntryUsageRecord(entry_id=e.id)) for e in entries]
@@ -82,9 +83,7 @@ def index_state(parts: Components, user_id: str, book_id: str) -> IndexState:
     )
 
 
-def lookup_by_id(
-    parts: Components, user_id: str, source: BookSource, entry_id: str
-) -> EntryRecord:
+def lookup_by_id(parts: Components, user_id: str, source: BookSource, entry_id: str) -> EntryRecord:
     """An entry by id for the lookup tool: only from this turn's books, never a disabled one."""
     records, _ = resolve_books(parts, user_id, source)
     allowed = {book.id for book, _ in records}

@@ -23,6 +23,7 @@ from worldbook.service.indexing import IndexReport, index_entries
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.query_embeddings import QueryEmbeddings
 from worldbook.service.token_counts import TokenCounter
+from worldbook.service.usage_recorder import UsageRecorder
 from worldbook.settings import WorldbookSettings
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ class Components:
         self._index_versions: dict[str, int] = {}
         self._lock = threading.Lock()
         self.queue: IndexQueue = self._make_queue(start_queue)
+        # Turns' usage is written by a background thread, off the turn path (usage_recorder.py).
+        self.usage = UsageRecorder(self.store)
 
     # --- tokens ----------------------------------------------------------------------------
     def token_counter(self, tokenizer_id: str | None = None) -> TokenCounter:
@@ -147,4 +150,5 @@ class Components:
         stop = getattr(self.queue, "stop", None) or getattr(self.queue, "close", None)
         if stop is not None:
             stop()
+        self.usage.close()
         self.store.close()

@@ -25,9 +25,6 @@ from worldbook.ports import Embedder, IndexQueue, Vectors
 
 log = logging.getLogger(__name__)
 
-ENQUEUE_CHUNK = 32
-"""Entry ids per queued message: one default batch, so a book spreads evenly over workers."""
-
 
 class EntryWork(Protocol):
     """One entry waiting for a vector (the store's ``EntryToIndex``)."""
@@ -269,7 +266,7 @@ def request_indexing(
         return True
     store.set_index_status(ids, IndexStatus.QUEUED)
     try:
-        _enqueue_chunked(queue, ids)
+        queue.enqueue(ids)
     except QueueUnavailable as exc:
         log.warning("indexing queue unavailable, the sweep will retry: %s", exc.message)
         return False
@@ -299,7 +296,7 @@ def sweep(
     ]
     if wrong:
         store.set_index_status(wrong, IndexStatus.QUEUED)
-    _enqueue_chunked(queue, ids)
+    queue.enqueue(ids)
     return len(ids)
 
 
@@ -321,8 +318,3 @@ def rebuild(
     if queue is not None:
         return sweep(store, queue, model_id, book_id=book_id)
     return len(store.entries_to_index(model_id, book_id=book_id))
-
-
-def _enqueue_chunked(queue: IndexQueue, ids: Sequence[str]) -> None:
-    for start in range(0, len(ids), ENQUEUE_CHUNK):
-        queue.enqueue(ids[start : start + ENQUEUE_CHUNK])

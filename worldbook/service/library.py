@@ -31,19 +31,23 @@ _CONTENT = frozenset({"title", "aliases", "lore"})
 
 def target(to: MoveTo, anchor: str | None) -> Target:
     """The store's move target from the API's (``to``, ``anchor``) pair."""
-    if to in ("first", "last"):
+    if to == "first" or to == "last":
         if anchor is not None:
-            raise InvalidInput(f'anchor is only used with "before"/"after", not {to!r}.', "anchor")
+            raise InvalidInput(
+                f'anchor is only used with "before"/"after", not {to!r}.', field="anchor"
+            )
         return to
     if anchor is None:
         raise InvalidInput(f'"{to}" needs an anchor entry id.', field="anchor")
-    return (to, anchor)
+    return ("before", anchor) if to == "before" else ("after", anchor)
 
 
 # --- books ---------------------------------------------------------------------------------
 
 
-def owned_book(parts: Components, user_id: str, book_id: str, *, trashed: bool = False) -> BookRecord:
+def owned_book(
+    parts: Components, user_id: str, book_id: str, *, trashed: bool = False
+) -> BookRecord:
     return require_owner(
         parts.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
     )
@@ -133,7 +137,9 @@ def copy_to_library(parts: Components, user_id: str, book_id: str) -> BookRecord
 # --- entries -------------------------------------------------------------------------------
 
 
-def entry_and_book(parts: Components, user_id: str, entry_id: str) -> tuple[EntryRecord, BookRecord]:
+def entry_and_book(
+    parts: Components, user_id: str, entry_id: str
+) -> tuple[EntryRecord, BookRecord]:
     """The entry and its book, if the caller may see the book; otherwise EntryNotFound."""
     entry = parts.store.get_entry(entry_id)
     book = parts.store.get_book(entry.book_id, include_trashed=True)
@@ -202,6 +208,8 @@ def list_entries(
 ) -> EntryPage:
     """Filters: ``canon`` (false = when relevant), ``disabled``, ``never_used``; None = all."""
     book = visible_book(parts, user_id, book_id)
+    if never_used is not None or sort == "most_used":
+        parts.usage.flush()  # read this process's own recent turns
     entries = parts.store.list_entries(
         book.id,
         canon=canon,
@@ -249,11 +257,12 @@ def move_entries(
     *,
     to: MoveTo,
     anchor: str | None = None,
-) -> list[str]:
-    """Move entries (keeping their relative order); returns the book's new order."""
+) -> int:
+    """Move entries (keeping their relative order); returns how many were moved."""
     limits.check_bulk(len(ids))
     owned_book(parts, user_id, book_id)
-    return parts.store.move_entries(book_id, ids, to=target(to, anchor))
+    parts.store.move_entries(book_id, ids, to=target(to, anchor))
+    return len(set(ids))
 
 
 def bulk(
@@ -265,10 +274,10 @@ def bulk(
     *,
     to: MoveTo | None = None,
     anchor: str | None = None,
-) -> tuple[int, list[str] | None]:
+) -> int:
     """Enable, disable, delete or move ≤500 entries of one book, all or nothing.
 
-    Returns (entries changed, the new order for a move). An id that is not an entry of this
+    Returns how many entries changed (moved, deleted, switched). An id that is not an entry of this
     book refuses the whole batch with 404 (the store checks it inside the transaction).
     """
     limits.check_bulk(len(ids))
@@ -276,16 +285,16 @@ def bulk(
     if action == "move":
         if to is None:
             raise InvalidInput('A move needs "to" (first, last, before, after).', field="to")
-        order = parts.store.move_entries(book_id, ids, to=target(to, anchor))
-        return len(set(ids)), order
+        parts.store.move_entries(book_id, ids, to=target(to, anchor))
+        return len(set(ids))
     if to is not None or anchor is not None:
         raise InvalidInput(f'"to"/"anchor" only apply to a move, not {action!r}.', field="to")
     if action == "delete":
-        return parts.store.delete_entries(book_id, ids), None
+        return parts.store.delete_entries(book_id, ids)
     changed = parts.store.set_enabled(book_id, ids, action == "enable")
     if action == "enable":
         parts.enqueue(list(ids))  # the indexer skips entries whose vector is current
-    return changed, None
+    return changed
 
 
 # --- attachments ---------------------------------------------------------------------------

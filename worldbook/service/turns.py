@@ -181,7 +181,7 @@ def _record_usage(parts: Components, selection: Selection) -> None:
     uses += [(line.ref.entry_id, "index") for line in selection.index]
     book_ids = list(dict.fromkeys(r.book_id for r in selection.trace))
     try:
-        parts.store.record_turn_usage(book_ids, uses)
+        parts.usage.record(book_ids, uses)  # written in the background (usage_recorder.py)
     except ServiceUnavailable as exc:
         # Analytics never fail a turn that was answered.
         logger.warning("usage not recorded: %s", exc)

@@ -25,7 +25,7 @@ from worldbook.adapters.store.records import (
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft
 from worldbook.core.types import BookMode, Visibility
-from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput
+from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput, LimitExceeded
 
 KEY_PREFIX = "wb_"
 _PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
@@ -176,6 +176,8 @@ class BooksMixin(StoreBase):
             limits.validate_book_draft(draft, field="book")
             if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
                 limits.check_publish(book.entry_count, field="visibility")
+            if draft.mode == BookMode.WORLD and book.mode != BookMode.WORLD:
+                self._check_world_lore(conn, book_id)
             values = {name: getattr(draft, name) for name in changes}
             for name in ("visibility", "mode"):
                 if name in values:
@@ -184,6 +186,31 @@ class BooksMixin(StoreBase):
             if "tags" in changes:
                 self._write_tags(conn, book_id, draft.tags)
             return self._lock_book(conn, book_id)
+
+    def _check_world_lore(self, conn: sa.Connection, book_id: str) -> None:
+        """Switching to world mode: every entry must meet the world-mode lore minimum."""
+        rows = conn.execute(
+            sa.select(t.entries.c.id, t.entries.c.lore)
+            .where(t.entries.c.book_id == book_id)
+            .order_by(t.entries.c.position, t.entries.c.id)
+        )
+        for i, (entry_id, lore) in enumerate(rows):
+            try:
+                limits.check_text(
+                    lore,
+                    field=f"entries[{i}].lore",
+                    limit="entry lore",
+                    min_len=limits.LIMITS.lore_min,
+                    max_len=limits.LIMITS.lore_max,
+                )
+            except LimitExceeded as exc:
+                raise LimitExceeded(
+                    limit=exc.limit,
+                    allowed=exc.allowed,
+                    actual=exc.actual,
+                    field="mode",
+                    hint=f"Entry {entry_id!r} is too short for world mode; lengthen it first.",
+                ) from exc
 
     def trash_book(self, book_id: str) -> BookRecord:
         """Soft-delete: the book disappears from lists and turns until restored."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
@@ -19,14 +20,20 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade_database(url: str, revision: str = "head") -> None:
-    """Bring the database at ``url`` to ``revision`` (idempotent; safe on every start)."""
-    engine = create_engine(url)
+def upgrade_database(url: str, revision: str = "head", *, engine: sa.Engine | None = None) -> None:
+    """Bring the database at ``url`` to ``revision`` (idempotent; safe on every start).
+
+    Pass the store's own ``engine`` for an in-memory SQLite URL (``sqlite://``), whose database
+    lives only as long as that engine's connection.
+    """
+    own = engine is None
+    active = create_engine(url) if engine is None else engine
     try:
-        with translate_errors(), engine.connect() as conn:
+        with translate_errors(), active.connect() as conn:
             config = alembic_config(url)
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
             conn.commit()
     finally:
-        engine.dispose()
+        if own:
+            active.dispose()

@@ -19,5 +19,10 @@ class SqlStore(BooksMixin, EntriesMixin, VectorsMixin, UsageMixin):
 
 def open_store(url: str) -> SqlStore:
     """Migrate the database at ``url`` to the newest schema and return a store on it."""
-    upgrade_database(url)
-    return SqlStore(url)
+    store = SqlStore(url)
+    try:
+        upgrade_database(url, engine=store._engine)
+    except BaseException:
+        store.close()
+        raise
+    return store

@@ -62,7 +62,7 @@ def get_book(book_id: BookId, caller: CallerDep, parts: Parts) -> BookOut:
 @router.patch("/books/{book_id}")
 def update_book(book_id: BookId, body: BookPatch, caller: CallerDep, parts: Parts) -> BookOut:
     """Change the fields sent; owner only. Public visibility needs at least 10 entries."""
-    changes = body.model_dump(exclude_unset=True)
+    changes = body.changes()
     return BookOut.of(library.update_book(parts, caller.user_id, book_id, changes))
 
 

@@ -102,11 +102,9 @@ def get_entry(entry_id: EntryId, caller: CallerDep, parts: Parts) -> EntryOut:
 
 
 @router.patch("/entries/{entry_id}")
-def update_entry(
-    entry_id: EntryId, body: EntryPatch, caller: CallerDep, parts: Parts
-) -> EntryOut:
+def update_entry(entry_id: EntryId, body: EntryPatch, caller: CallerDep, parts: Parts) -> EntryOut:
     """Change the fields sent; owner only. A new text is re-indexed in the background."""
-    changes = body.model_dump(exclude_unset=True)
+    changes = body.changes()
     return EntryOut.of(library.update_entry(parts, caller.user_id, entry_id, changes))
 
 
@@ -118,20 +116,18 @@ def delete_entry(entry_id: EntryId, caller: CallerDep, parts: Parts) -> Response
 
 
 @router.post("/books/{book_id}/entries/move")
-def move_entries(
-    book_id: BookId, body: MoveRequest, caller: CallerDep, parts: Parts
-) -> MoveResult:
+def move_entries(book_id: BookId, body: MoveRequest, caller: CallerDep, parts: Parts) -> MoveResult:
     """Move entries first / last / before or after ``anchor``, keeping their relative order."""
-    order = library.move_entries(
+    moved = library.move_entries(
         parts, caller.user_id, book_id, body.ids, to=body.to, anchor=body.anchor
     )
-    return MoveResult(order=order)
+    return MoveResult(moved=moved)
 
 
 @router.post("/books/{book_id}/entries/bulk")
 def bulk_action(book_id: BookId, body: BulkRequest, caller: CallerDep, parts: Parts) -> BulkResult:
     """Enable, disable, delete or move up to 500 entries, all or nothing."""
-    changed, order = library.bulk(
+    changed = library.bulk(
         parts, caller.user_id, book_id, body.action, body.ids, to=body.to, anchor=body.anchor
     )
-    return BulkResult(action=body.action, changed=changed, order=order)
+    return BulkResult(action=body.action, changed=changed)

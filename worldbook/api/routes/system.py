@@ -38,6 +38,8 @@ def readiness(parts: Components | None) -> tuple[bool, dict[str, Any]]:
     # Embedders load their model lazily and keep it in ``_model``; absent means "not lazy".
     loaded = getattr(parts.embedder, "_model", True) is not None
     report["embedder"] = {"up": True, "model_id": parts.model_id, "loaded": loaded}
+    usage = parts.usage
+    report["usage_recorder"] = {"up": True, "pending": usage.pending(), "dropped": usage.dropped}
     return report["database"]["up"] and queue_up, report
 
 

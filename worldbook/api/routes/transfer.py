@@ -43,7 +43,9 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str | N
         try:
             upload = form.get("file")
             if not isinstance(upload, UploadFile):
-                raise InvalidInput("Send the lorebook in a multipart field named 'file'.", "file")
+                raise InvalidInput(
+                    "Send the lorebook in a multipart field named 'file'.", field="file"
+                )
             data = await upload.read(max_bytes + 1)
             name = upload.filename
         finally:
@@ -95,7 +97,7 @@ def export_book(
     book_id: BookId,
     caller: CallerDep,
     parts: Parts,
-    format: Literal["sillytavern", "ccv3"] = "sillytavern",  # noqa: A002 - the public name
+    format: Literal["sillytavern", "ccv3"] = "sillytavern",
 ) -> Response:
     """A book the caller can see, as SillyTavern World Info JSON or a CCv3 lorebook."""
     data = importing.export(parts, user_id=caller.user_id, book_id=book_id, fmt=format)

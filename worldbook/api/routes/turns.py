@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, status
@@ -12,8 +13,8 @@ from worldbook.api.schemas import (
     LookupOut,
     LookupRequest,
     ModelIn,
-    PrewarmRequest,
     PreviewRequest,
+    PrewarmRequest,
     SelectRequest,
     TurnBooks,
 )
@@ -57,8 +58,12 @@ def _profile(parts: Components, body: ModelIn) -> ModelProfile:
 
 @router.post("/select", response_class=JSONResponse, responses=_SELECTION_DOC)
 def select(body: SelectRequest, caller: CallerDep, parts: Parts) -> JSONResponse:
-    """Decide the lore of one real turn (counted in usage statistics)."""
+    """Decide the lore of one real turn (counted in usage statistics).
+
+    The ``Server-Timing`` header gives the turn's own time (``turn;dur=`` in ms), so a client
+    can tell the selection's share of the latency from the transport's."""
     messages = [Message(role=m.role, content=m.content, name=m.name) for m in body.messages]
+    started = time.perf_counter()
     result = turns.select_turn(
         parts,
         user_id=caller.user_id,
@@ -66,7 +71,8 @@ def select(body: SelectRequest, caller: CallerDep, parts: Parts) -> JSONResponse
         messages=messages,
         profile=_profile(parts, body),
     )
-    return JSONResponse(result.to_json())
+    took = (time.perf_counter() - started) * 1000
+    return JSONResponse(result.to_json(), headers={"Server-Timing": f"turn;dur={took:.2f}"})
 
 
 @router.post("/preview", response_class=JSONResponse, responses=_SELECTION_DOC)
@@ -91,7 +97,9 @@ def lookup(body: LookupRequest, caller: CallerDep, parts: Parts) -> LookupOut:
         raise InvalidInput("Give exactly one of title or entry_id.", field="title")
     if body.entry_id is not None:
         entry = book_usage.lookup_by_id(parts, caller.user_id, source, body.entry_id)
-        return LookupOut(book_id=entry.book_id, entry_id=entry.id, title=entry.title, lore=entry.lore)
+        return LookupOut(
+            book_id=entry.book_id, entry_id=entry.id, title=entry.title, lore=entry.lore
+        )
     assert body.title is not None
     book, entry_id, lore = turns.lookup_entry(
         parts,

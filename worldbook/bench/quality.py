@@ -1,0 +1,233 @@
+"""Lore selection on the sample books, against the labelled turn set (benchmarks/lore_turns.json).
+
+Each book file is imported through the real importer into a fresh SQLite store, indexed, and
+every turn written for it is answered by every method. For each gold entry we record whether
+it reached the model in full, only as a world-index line (worldbook's methods only), or not at
+all, and the lore tokens each method spent on the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldbook.adapters.store import open_store
+from worldbook.bench.peers import KeywordScan, PeerEntry, VectorStorage, list_order, st_budget
+from worldbook.bench.xquad import short_name
+from worldbook.core.selection import canon_budget
+from worldbook.core.types import Message, ModelProfile
+from worldbook.errors import InvalidInput
+from worldbook.ports import Embedder
+from worldbook.service.components import Components
+from worldbook.service.importing import import_book
+from worldbook.service.turns import BookSource, select_turn
+from worldbook.settings import WorldbookSettings
+
+OWNER = "bench"
+
+
+@dataclass(frozen=True)
+class LabelledTurn:
+    id: str
+    book: str  # file name of the book in the samples folder
+    lang: str
+    messages: tuple[Message, ...]
+    gold: tuple[str, ...]  # entry titles as imported
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one method did with one turn."""
+
+    full: frozenset[str]
+    index: frozenset[str]
+    tokens: int
+
+
+def load_turns(path: Path) -> list[LabelledTurn]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        LabelledTurn(
+            id=t["id"],
+            book=t["book"],
+            lang=t["lang"],
+            messages=tuple(Message(m["role"], m["content"], m.get("name")) for m in t["messages"]),
+            gold=tuple(t["gold"]),
+        )
+        for t in doc["turns"]
+    ]
+
+
+def _components(settings: WorldbookSettings, embedder: Embedder, workdir: Path) -> Components:
+    local = settings.model_copy(update={"data_dir": workdir, "broker_url": None})
+    store = open_store(f"sqlite:///{workdir / 'quality.db'}")
+    return Components(local, store=store, embedder=embedder, start_queue=False)
+
+
+def _import_all(parts: Components, files: Sequence[Path]) -> dict[str, str]:
+    """Import and index every book; returns file name -> book id."""
+    ids: dict[str, str] = {}
+    for path in files:
+        result = import_book(
+            parts, owner_id=OWNER, data=path.read_bytes(), filename=path.name, single_batch=False
+        )
+        parts.index_now(book_id=result.book_id)
+        ids[path.name] = result.book_id
+    return ids
+
+
+def _peer_entries(parts: Components, book_id: str, count: Callable[[str], int]) -> list[PeerEntry]:
+    return [
+        PeerEntry(
+            title=r.title,
+            content=r.lore,
+            tokens=count(r.lore),
+            keys=r.keys or r.aliases,
+            secondary_keys=r.secondary_keys if r.selective else (),
+            selective_logic=r.selective_logic,
+            constant=r.constant or r.canon,
+            order=r.order,
+            enabled=r.enabled,
+        )
+        for r in parts.store.list_entries(book_id)
+    ]
+
+
+def _check_gold(turns: Sequence[LabelledTurn], titles: dict[str, set[str]]) -> None:
+    for turn in turns:
+        unknown = [g for g in turn.gold if g not in titles.get(turn.book, set())]
+        if unknown:
+            raise InvalidInput(
+                f"turn {turn.id}: gold titles {unknown} are not entries of {turn.book}; fix the "
+                "turn file.",
+                field="gold",
+            )
+
+
+def worldbook_outcomes(
+    settings: WorldbookSettings,
+    embedder: Embedder,
+    files: Sequence[Path],
+    turns: Sequence[LabelledTurn],
+    profile: ModelProfile,
+) -> tuple[dict[str, Outcome], dict[str, list[PeerEntry]]]:
+    """Answer every turn through ``select_turn`` on freshly imported, indexed books."""
+    with tempfile.TemporaryDirectory(prefix="wb-bench-quality-") as tmp:
+        parts = _components(settings, embedder, Path(tmp))
+        try:
+            ids = _import_all(parts, files)
+            count = parts.token_counter(profile.tokenizer_id).tokenizer.count
+            entries = {name: _peer_entries(parts, ids[name], count) for name in ids}
+            _check_gold(turns, {name: {e.title for e in es} for name, es in entries.items()})
+            outcomes: dict[str, Outcome] = {}
+            for turn in turns:
+                result = select_turn(
+                    parts,
+                    user_id=OWNER,
+                    source=BookSource(book_ids=(ids[turn.book],)),
+                    messages=turn.messages,
+                    profile=profile,
+                )
+                sel = result.selection
+                full = {e.ref.title for e in (*sel.canon, *sel.injected)}
+                tokens = sel.canon_tokens + sum(e.tokens for e in sel.injected)
+                tokens += sum(line.tokens for line in sel.index)
+                outcomes[turn.id] = Outcome(
+                    frozenset(full), frozenset(line.ref.title for line in sel.index), tokens
+                )
+        finally:
+            parts.close()
+    return outcomes, entries
+
+
+def peer_outcomes(
+    entries: dict[str, list[PeerEntry]],
+    turns: Sequence[LabelledTurn],
+    minilm: Embedder,
+    profile: ModelProfile,
+    settings: WorldbookSettings,
+) -> dict[str, dict[str, Outcome]]:
+    """The peers' methods on the same books (entries as imported) and turns."""
+    budget = st_budget(profile.input_window)
+    # List order gets what worldbook gets at most: the canon budget plus the per-turn cap.
+    order_budget = canon_budget(profile.input_window, settings.selection_rules())
+    order_budget += settings.per_turn_cap
+    scans = {name: KeywordScan(es) for name, es in entries.items()}
+    stores = {
+        name: VectorStorage(es, lambda texts: minilm.embed_passages(texts))
+        for name, es in entries.items()
+    }
+    out: dict[str, dict[str, Outcome]] = defaultdict(dict)
+
+    def outcome(kept: Sequence[PeerEntry]) -> Outcome:
+        return Outcome(frozenset(e.title for e in kept), frozenset(), sum(e.tokens for e in kept))
+
+    for turn in turns:
+        texts = [m.content for m in turn.messages]
+        out["st-keyword"][turn.id] = outcome(scans[turn.book].select(texts, budget))
+        kept = stores[turn.book].select(texts, lambda q: minilm.embed_queries([q])[0], budget)
+        out["st-vector-storage"][turn.id] = outcome(kept)
+        out["list-order"][turn.id] = outcome(list_order(entries[turn.book], order_budget))
+    return out
+
+
+def score(outcomes: dict[str, Outcome], turns: Sequence[LabelledTurn]) -> dict[str, Any]:
+    """Shares of gold entries in full / only in the index / not at all; tokens per turn."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"full": 0, "index": 0, "missing": 0})
+    tokens: list[int] = []
+    for turn in turns:
+        done = outcomes[turn.id]
+        tokens.append(done.tokens)
+        for gold in turn.gold:
+            where = "full" if gold in done.full else "index" if gold in done.index else "missing"
+            counts["all"][where] += 1
+            counts[turn.lang][where] += 1
+
+    def shares(c: dict[str, int]) -> dict[str, float]:
+        total = sum(c.values()) or 1
+        return {k: round(v / total, 4) for k, v in c.items()}
+
+    return {
+        **shares(counts["all"]),
+        "gold": sum(counts["all"].values()),
+        "tokens_per_turn": round(sum(tokens) / max(1, len(tokens)), 1),
+        "per_language": {lang: shares(c) for lang, c in sorted(counts.items()) if lang != "all"},
+    }
+
+
+def run_lore(
+    settings: WorldbookSettings,
+    *,
+    files: Sequence[Path],
+    turns: Sequence[LabelledTurn],
+    embedders: Sequence[tuple[str, Embedder]],
+    minilm: Embedder,
+    profile: ModelProfile,
+    step: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Every method on every labelled turn of the given book files."""
+    names = {f.name for f in files}
+    turns = [t for t in turns if t.book in names]
+    methods: dict[str, dict[str, Any]] = {}
+    entries: dict[str, list[PeerEntry]] = {}
+    for spec, embedder in embedders:
+        step(f"lore turns worldbook:{short_name(spec)}")
+        outcomes, entries = worldbook_outcomes(settings, embedder, files, turns, profile)
+        methods[f"worldbook:{short_name(spec)}"] = score(outcomes, turns)
+    step("lore turns: peers")
+    for name, outcomes in peer_outcomes(entries, turns, minilm, profile, settings).items():
+        methods[name] = score(outcomes, turns)
+    return {
+        "books": sorted(names),
+        "entries": {name: len(es) for name, es in entries.items()},
+        "turns": len(turns),
+        "languages": sorted({t.lang for t in turns}),
+        "input_window": profile.input_window,
+        "st_budget_tokens": st_budget(profile.input_window),
+        "methods": methods,
+    }

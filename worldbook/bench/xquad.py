@@ -1,0 +1,186 @@
+"""Cross-lingual retrieval on XQuAD: English paragraphs as entries, questions in 12 languages.
+
+Every method ranks the same pool for the same questions in the same run:
+
+* ``worldbook:<embedder>`` — the engine's own path: entry text + chunking
+  (``worldbook.core.embed_text``), the embedder adapter, ``FaissIndex`` (best chunk, merge
+  across books). Paragraphs are titled "Paragraph N" so the title gives nothing away.
+* ``raw:<default embedder>`` — the same model on the bare paragraph and bare question,
+  brute-force cosine (the engine must be within 0.01 of it).
+* ``st-vector-storage`` — SillyTavern Vector Storage as documented (peers.md §1.2): entry
+  content only, English MiniLM, top 5 above a 0.25 score; anything else counts as not found.
+* ``list-order`` — no retrieval: the entry's position in the list is its rank.
+
+The keyword scan has nothing to match here (paragraphs carry no keys) and is not listed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.bench.peers import ST_VECTOR_THRESHOLD, ST_VECTOR_TOP_K
+from worldbook.core.embed_text import passage_texts
+from worldbook.core.query import DEFAULT_COMBINATION
+from worldbook.ports import Embedder
+
+LANGUAGES = ("en", "ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
+BOOKS = 4
+NOT_FOUND = 10**9
+QUICK_PARAGRAPHS = 60  # the same seeded sample as benchmarks/bench_xquad.py --quick
+QUICK_QUESTIONS = 30  # per language
+
+
+@dataclass(frozen=True)
+class XquadData:
+    paragraphs: list[str]  # English contexts of the pool, in list order
+    book_of: list[str]  # book id of each pool paragraph
+    questions: dict[str, list[tuple[int, str]]]  # language -> (pool index, question)
+
+
+def load_xquad(folder: Path, *, quick: bool) -> XquadData:
+    """The 240 English paragraphs (or a seeded 60) and their questions in every language."""
+    english = json.loads((folder / "xquad.en.json").read_text(encoding="utf-8"))["data"]
+    paragraphs: list[str] = []
+    book_of: list[str] = []
+    gold: dict[str, int] = {}
+    for article_no, article in enumerate(english):
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                gold[qa["id"]] = len(paragraphs)
+            paragraphs.append(paragraph["context"])
+            book_of.append(f"book-{article_no % BOOKS}")
+    pool = list(range(len(paragraphs)))
+    if quick:
+        pool = sorted(random.Random(7).sample(pool, QUICK_PARAGRAPHS))
+    position = {p: i for i, p in enumerate(pool)}
+    questions: dict[str, list[tuple[int, str]]] = {}
+    for lang in LANGUAGES:
+        data = json.loads((folder / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"]
+        found = [
+            (position[gold[qa["id"]]], qa["question"])
+            for article in data
+            for paragraph in article["paragraphs"]
+            for qa in paragraph["qas"]
+            if gold[qa["id"]] in position
+        ]
+        if quick and len(found) > QUICK_QUESTIONS:
+            found = random.Random(f"xquad-{lang}").sample(found, QUICK_QUESTIONS)
+        questions[lang] = found
+    return XquadData([paragraphs[p] for p in pool], [book_of[p] for p in pool], questions)
+
+
+def metrics(ranks: Sequence[int]) -> dict[str, float]:
+    r = np.asarray(ranks, dtype=np.float64)
+    return {
+        "r@1": round(float((r <= 1).mean()), 4),
+        "r@5": round(float((r <= 5).mean()), 4),
+        "mrr": round(float((1.0 / r).mean()), 4),
+        "n": len(ranks),
+    }
+
+
+Table = dict[str, dict[str, float]]
+
+
+def engine_method(data: XquadData, embedder: Embedder) -> Table:
+    """The engine's path (chunked entry text, FaissIndex, default query combination)."""
+    rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
+    for i, context in enumerate(data.paragraphs):
+        ids, texts = rows[data.book_of[i]]
+        for text in passage_texts(f"Paragraph {i + 1}", (), context, embedder.max_passage_chars):
+            ids.append(f"p{i}")
+            texts.append(text)
+    vectors = {b: (ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()}
+    index = FaissIndex(lambda book_id: vectors[book_id], combination=DEFAULT_COMBINATION)
+    books = list(rows)
+    out: Table = {}
+    for lang, qs in data.questions.items():
+        q_vectors = embedder.embed_queries([q for _, q in qs])
+        ranks = []
+        for (gold, _), vector in zip(qs, q_vectors, strict=True):
+            hits = [h.entry_id for h in index.search(books, vector[None, :], len(data.paragraphs))]
+            ranks.append(hits.index(f"p{gold}") + 1 if f"p{gold}" in hits else NOT_FOUND)
+        out[lang] = metrics(ranks)
+    return out
+
+
+def raw_method(data: XquadData, embedder: Embedder) -> Table:
+    """Bare paragraph vs bare question, brute-force cosine: the model's own ceiling."""
+    passages = embedder.embed_passages(data.paragraphs)
+    out: Table = {}
+    for lang, qs in data.questions.items():
+        scores = embedder.embed_queries([q for _, q in qs]) @ passages.T
+        gold = np.array([g for g, _ in qs])
+        gold_scores = scores[np.arange(len(qs)), gold]
+        out[lang] = metrics(((scores > gold_scores[:, None]).sum(axis=1) + 1).tolist())
+    return out
+
+
+def vector_storage_method(data: XquadData, minilm: Embedder) -> Table:
+    """peers.md §1.2: content only, top 5 above 0.25; outside that list = not found."""
+    passages = minilm.embed_passages(data.paragraphs)
+    out: Table = {}
+    for lang, qs in data.questions.items():
+        scores = minilm.embed_queries([q for _, q in qs]) @ passages.T
+        ranks = []
+        for row, (gold, _) in zip(scores, qs, strict=True):
+            top = [int(i) for i in np.argsort(-row, kind="stable")[:ST_VECTOR_TOP_K]]
+            top = [i for i in top if row[i] >= ST_VECTOR_THRESHOLD]
+            ranks.append(top.index(gold) + 1 if gold in top else NOT_FOUND)
+        out[lang] = metrics(ranks)
+    return out
+
+
+def list_order_method(data: XquadData) -> Table:
+    return {lang: metrics([g + 1 for g, _ in qs]) for lang, qs in data.questions.items()}
+
+
+def run_xquad(
+    data: XquadData,
+    *,
+    default: tuple[str, Embedder],
+    others: Sequence[tuple[str, Embedder]],
+    minilm: Embedder,
+    step: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Every method on the same pool and questions. Returns ``{"methods": {name: table}}``."""
+    spec, embedder = default
+    methods: dict[str, Table] = {}
+    step(f"XQuAD worldbook:{spec}")
+    methods[f"worldbook:{spec}"] = engine_method(data, embedder)
+    step(f"XQuAD raw:{spec}")
+    methods[f"raw:{spec}"] = raw_method(data, embedder)
+    for other_spec, other in others:
+        step(f"XQuAD worldbook:{other_spec}")
+        methods[f"worldbook:{short_name(other_spec)}"] = engine_method(data, other)
+    step("XQuAD st-vector-storage")
+    methods["st-vector-storage"] = vector_storage_method(data, minilm)
+    methods["list-order"] = list_order_method(data)
+    return {
+        "pool": len(data.paragraphs),
+        "questions_per_language": {k: len(v) for k, v in data.questions.items()},
+        "methods": methods,
+    }
+
+
+def short_name(spec: str) -> str:
+    """Method-name form of an embedder spec (``sentence-transformers:x`` → ``st:x``)."""
+    return spec.replace("sentence-transformers:", "st:")
+
+
+def summary(table: Table) -> dict[str, float]:
+    """Min R@5 over all languages and mean R@5 over the 11 non-English ones."""
+    r5 = {lang: table[lang]["r@5"] for lang in LANGUAGES if lang in table}
+    non_en = [v for lang, v in r5.items() if lang != "en"]
+    return {
+        "min_r@5": min(r5.values()),
+        "mean_r@5_non_en": round(float(np.mean(non_en)), 4),
+    }
