@@ -36,10 +36,11 @@ sys.path.insert(0, str(ROOT))
 from workers.runtime import Indexer  # noqa: E402
 from worldbook.adapters.embedders import load_embedder  # noqa: E402
 from worldbook.adapters.queues import INDEX_QUEUE, CeleryIndexQueue, InProcessIndexQueue  # noqa: E402
-from worldbook.adapters.store import SqlStore, entry_embed_text, open_store  # noqa: E402
+from worldbook.adapters.store import SqlStore, open_store  # noqa: E402
+from worldbook.bench.indexing import pipeline_texts, raw_rate, xquad_drafts  # noqa: E402
 from worldbook.core.drafts import BookDraft, EntryDraft  # noqa: E402
 from worldbook.ports import Embedder  # noqa: E402
-from worldbook.service.indexing import passages, request_indexing  # noqa: E402
+from worldbook.service.indexing import request_indexing  # noqa: E402
 
 SAMPLES = ROOT.parent / "shared" / "samples" / "xquad" / "xquad.en.json"
 RESULTS = ROOT / "benchmarks" / "results" / "indexing.json"
@@ -48,32 +49,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "indexing.json"
 def load_entries(n: int) -> list[EntryDraft]:
     if not SAMPLES.is_file():
         sys.exit(f"samples not found at {SAMPLES}")
-    data = json.loads(SAMPLES.read_text(encoding="utf-8"))["data"]
-    drafts: list[EntryDraft] = []
-    for article in data:
-        for i, para in enumerate(article["paragraphs"]):
-            title = f"{article['title'].replace('_', ' ')} {i + 1}"[:100]
-            drafts.append(EntryDraft(title=title, lore=para["context"]))
+    drafts = xquad_drafts(SAMPLES.parent, n)
     if len(drafts) < n:
         sys.exit(f"only {len(drafts)} paragraphs in {SAMPLES}")
-    return drafts[:n]
-
-
-def pipeline_texts(drafts: list[EntryDraft], embedder: Embedder) -> list[str]:
-    return [
-        text
-        for d in drafts
-        for text in passages(
-            entry_embed_text(d.title, d.aliases, d.lore), embedder.max_passage_chars
-        )
-    ]
-
-
-def raw_rate(embedder: Embedder, texts: list[str], n_entries: int, batch: int) -> float:
-    start = time.perf_counter()
-    for i in range(0, len(texts), batch):
-        embedder.embed_passages(texts[i : i + batch])
-    return n_entries / (time.perf_counter() - start)
+    return drafts
 
 
 def new_book(store: SqlStore, drafts: list[EntryDraft], title: str) -> tuple[str, list[str]]:

@@ -309,9 +309,12 @@ def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict
                 )
 
             out["in_process"] = run_for(args.seconds, args.clients, in_process).summary()
+            out["usage_writer"] = drain(parts, out["in_process"]["turns"])
             # One caller, no contention: the per-turn cost alone.
             out["in_process_1"] = run_for(args.seconds / 2, 1, in_process).summary()
+            drain(parts, 0)
             out["usage_recording"] = usage_cost(parts, source, profile, turns, args.seconds)
+            drain(parts, 0)
         finally:
             parts.close()
 
@@ -358,6 +361,20 @@ def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict
         "p50_added_ms_1_client": round(http_1["p50_ms"] - local_1["p50_ms"], 2),
     }
     return out
+
+
+def drain(parts: Components, turns: int) -> dict[str, Any]:
+    """Wait for the usage writer's backlog, so one phase does not slow the next, and say how
+    far behind it was: the writer's sustained rate is turns written / (phase + drain) time."""
+    backlog = parts.usage.pending()
+    started = time.perf_counter()
+    parts.usage.flush(timeout=None)
+    return {
+        "turns_recorded": turns,
+        "backlog_at_end": backlog,
+        "drain_seconds": round(time.perf_counter() - started, 2),
+        "dropped_total": parts.usage.dropped,
+    }
 
 
 def usage_cost(

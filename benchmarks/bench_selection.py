@@ -152,8 +152,10 @@ def build_conversation(rng: random.Random, book: LoreBook, length: int) -> list[
         for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
             e = book.entries[rng.randrange(len(book.entries))]
             words.insert(rng.randrange(len(words)), rng.choice((e.title, *e.aliases)))
-        role = "user" if i % 2 else "assistant"
-        messages.append(Message(role, " ".join(words), None if role == "user" else "Alice"))
+        if i % 2:
+            messages.append(Message("user", " ".join(words)))
+        else:
+            messages.append(Message("assistant", " ".join(words), "Alice"))
     return messages
 
 

@@ -139,11 +139,20 @@ class VectorCache:
 
     @staticmethod
     def _read(path: Path) -> dict[str, np.ndarray]:
-        try:
-            with np.load(path) as stored:
-                return dict(stored)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # absent or cut short
-            return {}
+        """Our ``{kind}.npz`` plus, read-only, the ``bench-{kind}.npz`` that ``worldbook bench``
+        writes into the same directory (same model id, same text hash: the same vector)."""
+        found: dict[str, np.ndarray] = {}
+        for name in (f"bench-{path.name}", path.name):
+            for attempt in range(3):
+                try:
+                    with np.load(path.with_name(name)) as stored:
+                        found.update(stored)
+                    break
+                except FileNotFoundError:
+                    break
+                except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+                    time.sleep(1.0 + attempt)  # another process may be replacing it
+        return found
 
     @staticmethod
     def _write(path: Path, stored: dict[str, np.ndarray]) -> None:

@@ -8,6 +8,7 @@ instead of stopping at "not found".
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _schema_app())
 )
 def test_no_server_errors(case: Any, fuzz_target: dict[str, Any]) -> None:
     params = case.path_parameters or {}
-    if params and hash(repr(case.body)) % 2 == 0:
+    if params and zlib.crc32(repr(case.body).encode()) % 2 == 0:
         if "book_id" in params:
             params["book_id"] = fuzz_target["book"]
         if "entry_id" in params:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 
 from tests.api.conftest import LORE, entry_body, new_book
+from worldbook.api.app import create_app
 from worldbook.service.components import Components
+from worldbook.settings import WorldbookSettings
+from worldbook.testing import HashingEmbedder
 
 H = dict[str, str]
 
@@ -193,6 +198,7 @@ def test_select_counts_usage_and_preview_does_not(client: TestClient, alice: H) 
     assert client.get(usage_url, headers=alice).json()["turns"] == 0
     selected = client.post("/v1/select", json={**turn, "supports_tools": True}, headers=alice)
     assert selected.status_code == 200
+    assert selected.headers["Server-Timing"].startswith("turn;dur=")
     body = selected.json()
     assert body["whole_books"] == [book["id"]]
     assert body["messages"] and body["anthropic"]["system"]
@@ -251,3 +257,17 @@ def test_index_status_and_readiness(client: TestClient, alice: H, parts: Compone
     assert ready["ready"] is True
     assert ready["parts"]["database"]["up"] and ready["parts"]["queue"]["kind"] == "in-process"
     assert client.get("/health").json() == {"status": "ok"}
+
+
+def test_ready_is_503_when_the_indexer_is_not_running(tmp_path: Path) -> None:
+    config = WorldbookSettings(data_dir=tmp_path, embedder="fake")
+    parts = Components(config, embedder=HashingEmbedder(), start_queue=False)
+    try:
+        with TestClient(create_app(components=parts)) as client:
+            response = client.get("/ready")
+        assert response.status_code == 503
+        body = response.json()
+        assert body["ready"] is False
+        assert body["parts"]["queue"]["up"] is False and body["parts"]["database"]["up"] is True
+    finally:
+        parts.close()

@@ -46,6 +46,18 @@ def test_full_backlog_drops_instead_of_blocking() -> None:
     assert len(sink.calls) + recorder.dropped == 10
 
 
+def test_close_drops_what_it_could_not_write_in_time() -> None:
+    gate = threading.Event()
+    sink = Sink(gate)
+    recorder = UsageRecorder(sink)
+    for i in range(5):
+        recorder.record(["b"], [(f"e{i}", "full")])
+    recorder.close(timeout=0.2)  # the writer is stuck on the first turn
+    gate.set()
+    assert recorder.dropped >= 4
+    assert len(sink.calls) <= 1  # nothing written after close, except the turn in flight
+
+
 def test_write_errors_are_counted_not_raised() -> None:
     recorder = UsageRecorder(Sink(fail=True))
     recorder.record(["b"], [("e", "canon")])

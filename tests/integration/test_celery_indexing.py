@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from worldbook.adapters.queues import INDEX_QUEUE, CeleryIndexQueue
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.types import IndexStatus, Message, ModelProfile, Via
+from worldbook.core.types import IndexStatus, Message, ModelProfile, Selection, Via
 from worldbook.errors import QueueUnavailable
 from worldbook.service.components import Components
 from worldbook.service.indexing import passages, request_indexing, sweep
@@ -292,16 +292,22 @@ def test_with_redis_down_turns_are_answered_and_indexing_resumes_when_it_returns
     )
     parts = Components(config, store=store, embedder=HashingEmbedder(), start_queue=False)
     parts.enqueue(ids)  # what an edit does: logs the outage, raises nothing
-    result = select_turn(
-        parts,
-        user_id="tester",
-        source=BookSource(book_ids=(book_id,)),
-        messages=[Message(role="user", content="What do the ferrymen of Vell7 carry?")],
-        profile=ModelProfile(input_window=2048),
-    )
-    picked = {e.ref.entry_id: e.via for e in result.selection.injected}
-    assert picked.get(ids[7]) == Via.LITERAL
-    assert book_id in result.selection.fallback_books
+
+    def turn(text: str) -> Selection:
+        return select_turn(
+            parts,
+            user_id="tester",
+            source=BookSource(book_ids=(book_id,)),
+            messages=[Message(role="user", content=text)],
+            profile=ModelProfile(input_window=2048),
+        ).selection
+
+    named = turn("What do the ferrymen of Vell7 carry?")
+    assert {e.ref.entry_id: e.via for e in named.injected}.get(ids[7]) == Via.LITERAL
+    unnamed = turn("Tell me something about this world.")
+    assert unnamed.injected and {e.via for e in unnamed.injected} == {Via.ORDER}
+    assert unnamed.injected[0].ref.entry_id == ids[0]  # plain list order
+    assert book_id in unnamed.fallback_books
 
     # Redis is back: a worker with the beat schedule sweeps the queued entries in.
     env = _worker_env(db_url, redis_url, tmp_path, WORLDBOOK_SWEEP_INTERVAL_S="10")

@@ -13,6 +13,7 @@ from worldbook.core.types import (
     LoreEntry,
     Message,
     ModelProfile,
+    Role,
     Selection,
     SelectionRules,
     SemanticHit,
@@ -21,6 +22,7 @@ from worldbook.core.types import (
 )
 
 NAMES = ["Gondor", "Rohan", "Mordor", "Shire", "東京", "앨리스", "Ísland", "Minas Tirith", "feu"]
+ROLES: list[Role] = ["user", "assistant", "system"]
 FILLER = ["the", "and", "feuille", "東京駅", "앨리스가", "Rohan's", "hello", "."]
 
 
@@ -66,9 +68,7 @@ def turns(draw: st.DrawFn) -> Turn:
     words = st.lists(st.sampled_from(NAMES + FILLER), max_size=8).map(" ".join)
     messages = tuple(
         Message(role, text, draw(st.sampled_from([None, "Alice", "Bob"])))
-        for role, text in draw(
-            st.lists(st.tuples(st.sampled_from(["user", "assistant", "system"]), words), max_size=6)
-        )
+        for role, text in draw(st.lists(st.tuples(st.sampled_from(ROLES), words), max_size=6))
     )
     all_ids = [(b.id, e.id) for b in books for e in b.entries] + [("zz", "ghost")]
     hits = tuple(

@@ -57,7 +57,10 @@ def test_tool_definition_is_constant_and_in_both_formats() -> None:
     hits = (SemanticHit("big", "big-1", 0.9),)
     a = render(_sel(turn(_world(), tools=True, user="Topic big-3", window=20000)))
     b = render(_sel(turn(_world(), tools=True, hits=hits, window=20000)))
-    dump = lambda x: json.dumps(x, ensure_ascii=False)  # noqa: E731
+
+    def dump(x: object) -> str:
+        return json.dumps(x, ensure_ascii=False)
+
     assert dump(a.openai_tools()) == dump(b.openai_tools())
     assert dump(a.anthropic()["tools"]) == dump(b.anthropic()["tools"])
     [openai_tool] = a.openai_tools()

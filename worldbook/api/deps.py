@@ -27,7 +27,8 @@ _bearer = HTTPBearer(auto_error=False, description="An API key from `worldbook k
 _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key.")
 
 
-def get_components(request: Request) -> Components:
+async def get_components(request: Request) -> Components:
+    # async: no I/O here, and a sync dependency would cost a thread-pool hop per request.
     parts: Components = request.app.state.components
     return parts
 
@@ -61,7 +62,7 @@ def get_api_key(
     return key
 
 
-def get_caller(
+async def get_caller(
     key: Annotated[ApiKeyRecord, Depends(get_api_key)],
     user: Annotated[
         str | None,

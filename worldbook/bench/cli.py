@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
+import time
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -110,7 +112,7 @@ def run_bench(
     from worldbook.adapters.embedders import load_embedder
     from worldbook.bench.report import write_results
 
-    steps = {"quality": 7, "latency": 7, "indexing": 3, "load": 3}
+    steps = {"quality": 9, "latency": 8, "indexing": 4, "load": 4}
     run: dict[str, Any] = {
         "date": now_iso(),
         "machine": machine(),
@@ -132,11 +134,23 @@ def run_bench(
     ) as progress:
         task = progress.add_task("bench", total=sum(steps[s] for s in suites))
 
+        seconds: dict[str, float] = {}
+        last_at, last_step = time.perf_counter(), "start"
+
         def step(description: str) -> None:
+            nonlocal last_at, last_step
+            now = time.perf_counter()
+            seconds[last_step] = round(now - last_at, 1)
+            last_at, last_step = now, description
             progress.update(task, description=description, advance=1)
 
         for name in suites:
+            started = time.perf_counter()
+            step(f"{name}: starting")
             run[name] = _SUITES[name](config, current, embedder, step)
+            run[name]["seconds"] = round(time.perf_counter() - started, 1)
+        step("writing the report")
+        run["step_seconds"] = seconds
         progress.update(task, description="writing the report", completed=progress.tasks[0].total)
         return write_results(run, config.out)
 
@@ -212,7 +226,7 @@ def _print(out_dir: Path, results: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
     console.print(f"\nwrote {out_dir / 'results.json'}, {out_dir / 'report.md'}", highlight=False)
 

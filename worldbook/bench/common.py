@@ -7,6 +7,8 @@ import datetime as dt
 import hashlib
 import os
 import platform
+import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -85,9 +87,10 @@ class BenchConfig:
 class VectorCache:
     """Vectors on disk, keyed by model id, kind (passage/query) and the text's SHA-256.
 
-    The layout (``<dir>/<sha256(model_id)[:16]>/{passage,query}.npz``) is the one
-    ``benchmarks/bench_xquad.py`` writes, so either fills the cache for the other. A vector is
-    a pure function of (model id, text): the model id names the exact model version.
+    Layout: ``<dir>/<sha256(model_id)[:16]>/`` as ``benchmarks/bench_xquad.py`` writes it. We
+    read its ``{kind}.npz`` too but write only our own ``bench-{kind}.npz`` (atomically), so two
+    processes filling the cache at once never overwrite each other's vectors. A vector is a
+    pure function of (model id, text): the model id names the exact model version.
     """
 
     def __init__(self, root: Path, model_id: str) -> None:
@@ -95,12 +98,22 @@ class VectorCache:
         self._dir.mkdir(parents=True, exist_ok=True)
         (self._dir / "MODEL").write_text(model_id)
         self._loaded: dict[str, dict[str, np.ndarray]] = {}
+        self._own: dict[str, dict[str, np.ndarray]] = {}
 
     def _table(self, kind: str) -> dict[str, np.ndarray]:
         if kind not in self._loaded:
-            path = self._dir / f"{kind}.npz"
-            self._loaded[kind] = dict(np.load(path)) if path.exists() else {}
+            table: dict[str, np.ndarray] = {}
+            for name in (f"{kind}.npz", f"bench-{kind}.npz"):
+                table.update(_read_npz(self._dir / name))
+            self._own[kind] = _read_npz(self._dir / f"bench-{kind}.npz")
+            self._loaded[kind] = table
         return self._loaded[kind]
+
+    def _save(self, kind: str) -> None:
+        path = self._dir / f"bench-{kind}.npz"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, **self._own[kind])  # type: ignore[arg-type]
+        os.replace(tmp, path)
 
     def get(self, embedder: Embedder, texts: Sequence[str], kind: str) -> Vectors:
         table = self._table(kind)
@@ -110,11 +123,25 @@ class VectorCache:
         for start in range(0, len(missing), 64):
             part = missing[start : start + 64]
             vectors = embed([t for _, t in part])
-            table.update({k: v for (k, _), v in zip(part, vectors, strict=True)})
-            np.savez(self._dir / f"{kind}.npz", **table)  # type: ignore[arg-type]
+            found = {k: v for (k, _), v in zip(part, vectors, strict=True)}
+            table.update(found)
+            self._own[kind].update(found)
+            self._save(kind)
         if not keys:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         return np.stack([table[k] for k in keys]).astype(np.float32)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    for attempt in range(3):
+        try:
+            with np.load(path) as stored:
+                return dict(stored)
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            time.sleep(0.5 + attempt)  # another process may be replacing it right now
+    return {}
 
 
 class CachedEmbedder:

@@ -38,7 +38,8 @@ def _r5_per_language(xquad: dict[str, Any], path: Path) -> Path:
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("R@5")
     ax.set_title("XQuAD: R@5 per question language (English paragraphs as entries)")
-    ax.legend(fontsize=8, ncols=3, loc="lower left")
+    ax.legend(fontsize=8, ncols=min(6, len(methods)), loc="upper center",
+              bbox_to_anchor=(0.5, -0.08))  # fmt: skip
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -154,9 +154,9 @@ def peer_outcomes(
 ) -> dict[str, dict[str, Outcome]]:
     """The peers' methods on the same books (entries as imported) and turns."""
     budget = st_budget(profile.input_window)
-    # List order gets what worldbook gets at most: the canon budget plus the per-turn cap.
+    # List order gets what worldbook can spend at most: the canon budget (canon, whole books
+    # and per-turn lore all come out of it; DESIGN §2 rules 3–5).
     order_budget = canon_budget(profile.input_window, settings.selection_rules())
-    order_budget += settings.per_turn_cap
     scans = {name: KeywordScan(es) for name, es in entries.items()}
     stores = {
         name: VectorStorage(es, lambda texts: minilm.embed_passages(texts))
@@ -229,5 +229,6 @@ def run_lore(
         "languages": sorted({t.lang for t in turns}),
         "input_window": profile.input_window,
         "st_budget_tokens": st_budget(profile.input_window),
+        "list_order_budget_tokens": canon_budget(profile.input_window, settings.selection_rules()),
         "methods": methods,
     }

@@ -92,8 +92,14 @@ def _targets(out: dict[str, Any], default: str) -> list[dict[str, Any]]:
         )
         raw = "raw:" + default.split(":", 1)[1]
         if raw in xq:
-            gap = max(abs(xq[default][lg]["r@5"] - xq[raw][lg]["r@5"]) for lg in xq[default])
-            add("engine vs raw embedder, largest R@5 gap", round(gap, 4), "<= 0.01", gap <= 0.01)
+            # The engine may beat its raw model (title header, chunking); only a shortfall counts.
+            gap = max(xq[raw][lg]["r@5"] - xq[default][lg]["r@5"] for lg in xq[default])
+            add(
+                "engine below its raw embedder, worst language R@5 (negative = above)",
+                round(gap, 4),
+                "<= 0.01",
+                gap <= 0.01,
+            )
     if out.get("turn_ms"):
         add(
             "end-to-end turn p50 (2,000 entries), ms",
@@ -176,8 +182,7 @@ def markdown(r: dict[str, Any]) -> str:
     lines += _lore_md(r)
     lines += _latency_md(r)
     lines += _indexing_md(r)
-    if r.get("load"):
-        lines += ["## HTTP load", "", "```", json.dumps(r["load"], indent=1), "```", ""]
+    lines += _load_md(r)
     for plot in r.get("plots", []):
         lines += [f"![{plot}]({plot})", ""]
     return "\n".join(lines) + "\n"
@@ -255,22 +260,26 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
         f"Synthetic books, {lat['aliases']} aliases per entry, model window "
         f"{lat['input_window']}. ST-style scan = every title and alias a key, scan depth 2, "
         "whole words, keys compiled once per book. End-to-end = `select_turn` on an indexed "
-        "book in SQLite with one new user message (≤ 50 words) embedded by the default model.",
+        "book in SQLite with one new user message (≤ 50 words) embedded by the default model; "
+        '"msgs cached" = the same turns again with every message\'s vector cached (the turn '
+        'without the model); "embed" = embedding one such message alone.',
         "",
     ]
     rows = []
     for n, b in lat["books"].items():
         sel, scan = b["selection_ms"], b["scan_baseline_ms"]
         turn, emb = b.get("turn_ms"), b.get("embed_ms")
+        cached = b.get("turn_cached_messages_ms")
         ratio = scan["p50"] / sel["p50"] if sel["p50"] else float("nan")
         rows.append([
             n, str(b["keys"]), _f(sel["p50"], 3), _f(sel["p99"], 3), _f(scan["p50"], 1),
             _f(scan["p99"], 1), f"{ratio:.1f}×", _f(turn and turn["p50"], 1),
-            _f(turn and turn["p99"], 1), _f(emb and emb["p50"], 1), _f(b["matcher_build_ms"], 0),
+            _f(turn and turn["p99"], 1), _f(cached and cached["p50"], 1), _f(emb and emb["p50"], 1),
+            _f(b["matcher_build_ms"], 0),
         ])  # fmt: skip
     lines += _table(
         ["entries", "keys", "select p50", "select p99", "scan p50", "scan p99", "scan/select",
-         "turn p50", "turn p99", "embed p50", "matcher build"],
+         "turn p50", "turn p99", "turn p50, msgs cached", "embed p50", "matcher build"],
         rows,
     )  # fmt: skip
     pool = lat.get("pool")
@@ -300,3 +309,22 @@ def _indexing_md(r: dict[str, Any]) -> list[str]:
         "",
     ]
     return [*lines, *_table(["path", "entries/s", "vs raw"], rows), ""]
+
+
+def _load_md(r: dict[str, Any]) -> list[str]:
+    load = r.get("load")
+    if not load:
+        return []
+    lat = load["latency_ms"]
+    lines = [
+        "## HTTP load (in-process uvicorn)",
+        "",
+        f"`POST /v1/select` on an indexed {load['entries']}-entry book, {load['clients']} client "
+        f"threads for {load['duration_s']:.0f} s, {load['messages_per_turn']} messages a turn "
+        "(the user's and the character's newest are new to the query cache, so each request "
+        "embeds about two messages). Multi-process load: `benchmarks/bench_load.py`.",
+        "",
+    ]
+    rows = [[str(load["requests"]), str(load["errors"]), _f(load["requests_per_s"], 1),
+             _f(lat["p50"], 1), _f(lat["p99"], 1)]]  # fmt: skip
+    return [*lines, *_table(["requests", "errors", "req/s", "p50 ms", "p99 ms"], rows), ""]

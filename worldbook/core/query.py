@@ -41,7 +41,7 @@ class Method(StrEnum):
 class QueryCombination:
     """A combination method and its recency decay (used by the recency methods only)."""
 
-    method: Method = Method.RECENCY_MEAN
+    method: Method = Method.RECENCY_MAX
     decay: float = 0.5
 
     def __post_init__(self) -> None:
@@ -57,8 +57,9 @@ class QueryCombination:
         return self.method.value
 
 
-DEFAULT_COMBINATION = QueryCombination(Method.RECENCY_MEAN, decay=0.5)
-"""The measured choice: see ``docs/decisions.d/embeddings.md``."""
+DEFAULT_COMBINATION = QueryCombination(Method.RECENCY_MAX, decay=0.5)
+"""The measured choice (``docs/decisions.d/embeddings.md``): nearly as good as the newest message
+alone when the conversation drifted, and the best when the newest message is a bare follow-up."""
 
 
 def recency_weights(count: int, decay: float) -> Scores:

@@ -83,10 +83,13 @@ class UsageRecorder:
             return len(self._pending) + self._writing
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """Write what is queued, then stop the thread."""
+        """Write what is queued (for at most ``timeout`` seconds; the rest is dropped and
+        counted), then stop the thread, so nothing is written after the store closes."""
         self.flush(timeout)
         with self._cond:
             self._stopping = True
+            self.dropped += len(self._pending)
+            self._pending.clear()
             self._cond.notify_all()
             thread = self._thread
         if thread is not None:
@@ -96,8 +99,8 @@ class UsageRecorder:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._pending or self._stopping)
-                if not self._pending:
-                    return  # stopping, nothing left
+                if self._stopping:
+                    return
                 book_ids, uses = self._pending.popleft()
                 self._writing = 1
             try:
