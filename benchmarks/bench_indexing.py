@@ -1,7 +1,7 @@
 """Indexing throughput end to end through the queue versus the raw embedder, same texts, same run.
 
     .venv/bin/python benchmarks/bench_indexing.py [--embedder use-m3] [--entries 240]
-        [--batch-size 32] [--redis redis://127.0.0.1:6379/15] [--no-celery]
+        [--batch-size 32] [--redis redis://127.0.0.1:6379/14] [--no-celery]
 
 Entries are the English XQuAD paragraphs (../shared/samples/xquad/xquad.en.json), titled by their
 article. Measured, entries per second:
@@ -157,8 +157,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
         "--redis",
-        default=os.environ.get("WORLDBOOK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
-        help="a Redis database this benchmark may flush",
+        default=os.environ.get("WORLDBOOK_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"),
+        help="a Redis database this benchmark may flush (not the tests' database 15)",
     )
     parser.add_argument("--no-celery", action="store_true", help="skip the Celery rows")
     args = parser.parse_args()

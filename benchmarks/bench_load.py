@@ -260,7 +260,7 @@ def server(env: dict[str, str], port: int) -> Iterator[str]:
 def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": backend}
     with database(backend, workdir, args.pg_url) as url:
-        out["database"] = server_version(url) if backend == "postgres" else None
+        out["database"] = server_version(url)
         env = {
             "WORLDBOOK_DATABASE_URL": url,
             "WORLDBOOK_EMBEDDER": args.embedder,

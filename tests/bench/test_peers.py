@@ -23,6 +23,13 @@ def test_whole_words_case_insensitive() -> None:
     assert [e.title for e in scan.select(["au feu !"], 1000)] == ["fire"]
 
 
+def test_ascii_word_boundaries_as_in_javascript() -> None:
+    # peers.md §1.1: JS \\W without the u flag makes every non-ASCII letter a boundary.
+    scan = KeywordScan([entry("cat", ("кот",)), entry("tower", ("黑塔",))])
+    assert [e.title for e in scan.select(["котик спит"], 1000)] == ["cat"]
+    assert [e.title for e in scan.select(["黑塔最近在研究什么"], 1000)] == ["tower"]
+
+
 def test_multi_word_key_is_a_substring_test() -> None:
     scan = KeywordScan([entry("pat", ("pats you on the head",))])
     assert scan.select(["She pats you on the heads."], 1000)

@@ -47,32 +47,36 @@ class KeyMatcher:
 
     §1.1: keys are case-insensitive by default; ``/pattern/flags`` is a regex; with whole words
     on, a single-word key matches as ``(?:^|\\W)key(?:$|\\W)`` and a multi-word key falls back
-    to a substring test. Python's ``\\W`` is Unicode-aware where JavaScript's is ASCII-only, so
-    this is, if anything, kinder to non-Latin keys than the original.
+    to a substring test. ``\\W`` is ASCII-only as in JavaScript without the ``u`` flag, so every
+    non-ASCII letter counts as a boundary: a Cyrillic key fires inside a longer word and a CJK
+    key inside running text, as the survey notes of the original.
     """
 
-    __slots__ = ("_needle", "_regex")
+    __slots__ = ("_needle", "_raw", "_regex")
 
     def __init__(self, key: str) -> None:
         self._regex: re.Pattern[str] | None = None
         self._needle: str | None = None
+        self._raw = False  # regex keys see the text as written, the others its lower case
         found = _REGEX_KEY.match(key)
         if found:
             flags = re.IGNORECASE if "i" in found.group(2) else 0
             try:
                 self._regex = re.compile(found.group(1), flags)
+                self._raw = True
             except re.error:
                 self._needle = key.lower()
         elif " " in key.strip():
             self._needle = key.strip().lower()
         else:
-            self._regex = re.compile(r"(?:^|\W)" + re.escape(key.strip().lower()) + r"(?:$|\W)")
+            pattern = r"(?:^|\W)" + re.escape(key.strip().lower()) + r"(?:$|\W)"
+            self._regex = re.compile(pattern, re.ASCII)
 
-    def search(self, haystack: str) -> bool:
-        """``haystack`` is the lower-cased scan buffer."""
+    def search(self, lower: str, raw: str) -> bool:
+        """``lower`` is the lower-cased scan buffer, ``raw`` the buffer as written."""
         if self._regex is not None:
-            return self._regex.search(haystack) is not None
-        return self._needle is not None and self._needle in haystack
+            return self._regex.search(raw if self._raw else lower) is not None
+        return self._needle is not None and self._needle in lower
 
 
 class KeywordScan:
@@ -93,16 +97,17 @@ class KeywordScan:
 
     def activated(self, messages: Sequence[str]) -> list[int]:
         """Indexes (into ``self.entries``) of entries whose keys fire, before the budget."""
-        buffer = "\n".join(messages[-ST_SCAN_DEPTH:]).lower()
+        raw = "\n".join(messages[-ST_SCAN_DEPTH:])
+        buffer = raw.lower()
         fired: list[int] = []
         for i, entry in enumerate(self.entries):
             if entry.constant:
                 fired.append(i)
                 continue
-            if not any(k.search(buffer) for k in self._keys[i]):
+            if not any(k.search(buffer, raw) for k in self._keys[i]):
                 continue
             if self._secondary[i] and not _filter_ok(
-                [k.search(buffer) for k in self._secondary[i]], entry.selective_logic
+                [k.search(buffer, raw) for k in self._secondary[i]], entry.selective_logic
             ):
                 continue
             fired.append(i)

@@ -200,7 +200,8 @@ def _xquad_md(r: dict[str, Any]) -> list[str]:
         f'{info["pool"]} English paragraphs as entries (titled "Paragraph N"), questions in '
         f"12 languages ({info['questions_per_language']['en']} per language) as the newest "
         "message. `raw:` = the model on bare texts by brute force; `st-vector-storage` counts "
-        "a question as found only inside its top 5 above 0.25; `list-order` ranks by position.",
+        "a question as found only inside its top 5 above 0.25; `list-order` ranks by position. "
+        "The keyword scan is not listed: the paragraphs carry no keys, so it finds nothing.",
         "",
     ]
     for metric in ("r@5", "r@1", "mrr"):
@@ -225,6 +226,14 @@ def _lore_md(r: dict[str, Any]) -> list[str]:
     lore = (r.get("quality") or {}).get("lore")
     if not lore:
         return []
+    if not lore["turns"]:
+        return [
+            "## Lore selection",
+            "",
+            f"No labelled turns for {', '.join(lore['books'])} (the turn file names its books "
+            "by file name); they were imported and indexed only.",
+            "",
+        ]
     lines = [
         "## Lore selection on the sample books",
         "",
@@ -232,7 +241,9 @@ def _lore_md(r: dict[str, Any]) -> list[str]:
         f"{', '.join(lore['languages'])} over {', '.join(lore['books'])}; model window "
         f"{lore['input_window']} tokens (SillyTavern budget 25 % = {lore['st_budget_tokens']}). "
         "Share of gold entries that reached the model in full, only as a world-index line, or "
-        "not at all; lore tokens spent per turn.",
+        "not at all; lore tokens spent per turn. The books are small (4–19 entries) and the "
+        "turns were written for this project, so read this as a sanity check of behaviour "
+        "across languages, not as a leaderboard.",
         "",
     ]
     rows = [
