@@ -119,10 +119,13 @@ class VectorCache:
         self._dir.mkdir(parents=True, exist_ok=True)
         (self._dir / "MODEL").write_text(embedder.model_id)
         self._embedder = embedder
+        self._tables: dict[str, dict[str, np.ndarray]] = {}
 
     def get(self, texts: Sequence[str], kind: str) -> Vectors:
         path = self._dir / f"{kind}.npz"
-        stored = self._read(path)
+        if kind not in self._tables:  # read once per run: the files hold ~15,000 vectors
+            self._tables[kind] = self._read(path)
+        stored = self._tables[kind]
         keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in stored}
         if missing:

@@ -187,6 +187,9 @@ class Store(Protocol):
     def save_vectors(
         self, entry_id: str, model_id: str, content_hash: str, vectors: Vectors
     ) -> bool: ...
+    def save_vectors_many(
+        self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
+    ) -> list[bool]: ...
     def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]: ...
     def set_index_status(
         self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None

@@ -23,10 +23,11 @@ import sqlalchemy as sa
 from worldbook.adapters.queues import INDEX_QUEUE, CeleryIndexQueue
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.embed_text import chunk_entry_text
 from worldbook.core.types import IndexStatus, Message, ModelProfile, Selection, Via
 from worldbook.errors import QueueUnavailable
 from worldbook.service.components import Components
-from worldbook.service.indexing import passages, request_indexing, sweep
+from worldbook.service.indexing import request_indexing, sweep
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
 
@@ -177,7 +178,7 @@ def _expected_rows(store: SqlStore, ids: list[str]) -> dict[str, int]:
     max_units = HashingEmbedder().max_passage_chars
     out = {}
     for work in store.entries_to_index(MODEL_ID, entry_ids=ids):
-        out[work.entry_id] = len(passages(work.text, max_units))
+        out[work.entry_id] = len(chunk_entry_text(work.text, max_units))
     return out
 
 

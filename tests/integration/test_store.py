@@ -470,6 +470,81 @@ def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:
     assert store.get_entry(b).index_status == IndexStatus.QUEUED
 
 
+def test_save_vectors_many_is_save_vectors_per_item_in_one_transaction(store: SqlStore) -> None:
+    book_1 = store.create_book("alice", BookDraft(title="One"))
+    book_2 = store.create_book("alice", BookDraft(title="Two"))
+    book_3 = store.create_book("alice", BookDraft(title="Three"))
+    a, b = fill(store, book_1.id, 2)
+    (c,) = fill(store, book_2.id, 1)
+    (d,) = fill(store, book_3.id, 1)
+    hashes = {i: store.get_entry(i).content_hash for i in (a, b, c, d)}
+    versions = {k.id: store.get_book(k.id).index_version for k in (book_1, book_2, book_3)}
+    two_chunks = np.arange(8, dtype=np.float32).reshape(2, 4)
+    assert store.save_vectors_many("m1", []) == []
+
+    flags = store.save_vectors_many(
+        "m1",
+        [
+            (a, hashes[a], two_chunks),
+            (b, hashes[b], np.ones(4, np.float32)),  # one vector = one chunk
+            (c, hashes[c], np.full((1, 4), 2, np.float32)),
+            (d, "an old hash", np.ones((1, 4), np.float32)),  # moved on: skipped
+            ("no-such-entry", "h", np.ones((1, 4), np.float32)),  # gone: skipped
+        ],
+    )
+    assert flags == [True, True, True, False, False]
+    row_ids, matrix = store.load_book_vectors(book_1.id, "m1")
+    assert row_ids == [a, a, b] and np.array_equal(matrix[:2], two_chunks)
+    assert store.load_book_vectors(book_2.id, "m1")[0] == [c]
+    assert store.load_book_vectors(book_3.id, "m1")[0] == []
+    assert {i: s for i, (s, _) in store.index_statuses([a, b, c]).items()} == dict.fromkeys(
+        (a, b, c), IndexStatus.INDEXED
+    )
+    # Each touched book's index_version moves exactly once; an untouched book's not at all.
+    after = {k.id: store.get_book(k.id).index_version for k in (book_1, book_2, book_3)}
+    assert after == {
+        book_1.id: versions[book_1.id] + 1,
+        book_2.id: versions[book_2.id] + 1,
+        book_3.id: versions[book_3.id],
+    }
+
+    # Same as successive save_vectors calls: a repeated entry keeps its last current vectors,
+    # an item with an outdated hash is refused even next to a current one.
+    flags = store.save_vectors_many(
+        "m1",
+        [
+            (a, hashes[a], np.ones((1, 4), np.float32)),
+            (a, "an old hash", np.zeros((1, 4), np.float32)),
+            (a, hashes[a], np.full((3, 4), 3, np.float32)),
+        ],
+    )
+    assert flags == [True, False, True]
+    row_ids, matrix = store.load_book_vectors(book_1.id, "m1")
+    assert row_ids == [a, a, a, b] and np.array_equal(matrix[:3], np.full((3, 4), 3))
+
+    # A malformed item rejects the whole batch before anything is written.
+    with pytest.raises(InvalidInput) as info:
+        store.save_vectors_many(
+            "m2",
+            [
+                (a, hashes[a], np.ones((1, 4), np.float32)),
+                (b, hashes[b], np.ones((0, 4), np.float32)),
+            ],
+        )
+    assert info.value.field == "vectors" and b in info.value.message
+    assert store.load_book_vectors(book_1.id, "m2")[0] == []
+
+
+def test_sqlite_files_use_wal_with_normal_sync(tmp_path: Path) -> None:
+    opened = open_store(f"sqlite:///{tmp_path / 'worldbook.db'}")
+    try:
+        with opened._engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+    finally:
+        opened.close()
+
+
 # --- token counts and import jobs ------------------------------------------------------------
 
 

@@ -96,3 +96,32 @@ def test_parse_entry_ids_checks_the_payload() -> None:
             parse_entry_ids(bad)
     with pytest.raises(InvalidInput, match=str(MAX_IDS_PER_TASK)):
         parse_entry_ids(["x"] * (MAX_IDS_PER_TASK + 1))
+
+
+@pytest.mark.parametrize(
+    ("args", "scheduler"), [([], False), (["--beat"], True), (["--no-beat"], False)]
+)
+def test_worker_runs_beat_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], scheduler: bool
+) -> None:
+    """Beat is opt-in: two workers started the same way must not both schedule the sweep."""
+    from typer.testing import CliRunner
+
+    import workers.celery_app
+    from worldbook.cli.main import app
+
+    started: list[list[str]] = []
+
+    class FakeCelery:
+        def worker_main(self, argv: list[str]) -> None:
+            started.append(argv)
+
+    monkeypatch.setattr(workers.celery_app, "make_celery", lambda _settings: FakeCelery())
+    monkeypatch.setenv("WORLDBOOK_BROKER_URL", CLOSED)
+    monkeypatch.setenv("WORLDBOOK_DATA_DIR", str(tmp_path / "data"))
+    result = CliRunner().invoke(app, ["worker", *args])
+    assert result.exit_code == 0, result.output
+    assert len(started) == 1 and ("--beat" in started[0]) is scheduler
+    help_text = CliRunner().invoke(app, ["worker", "--help"]).output
+    # rich wraps the help in a box; compare the words only
+    assert "Exactly one worker" in " ".join(help_text.replace("│", " ").split())

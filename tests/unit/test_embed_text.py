@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from worldbook.core.embed_text import (
@@ -127,6 +127,34 @@ def test_split_loses_nothing_and_respects_the_budget(text: str, budget: int) -> 
 def test_passages_fit_the_model(title: str, lore: str, budget: int) -> None:
     for text in passage_texts(title, [], lore, budget):
         assert text_units(text) <= budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    title=st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=2, max_size=40),
+    words=st.lists(st.text("abcdeé東京 .", min_size=1, max_size=30), min_size=1, max_size=200),
+    max_units=st.integers(min_value=200, max_value=800),
+)
+def test_long_texts_are_chunked_with_the_names_on_every_chunk(
+    title: str, words: list[str], max_units: int
+) -> None:
+    title = title.replace("\n", " ").strip() or "Ti"
+    body = " ".join(words)
+    assume(body.strip())
+    text = f"{title}\n{body}"
+    chunks = chunk_entry_text(text, max_units)
+    if text_units(text) <= max_units:
+        assert chunks == [text]
+        return
+    assert all(text_units(c) <= max_units for c in chunks)
+    header = chunks[0].split("\n", 1)[0]
+    # The names head every chunk, whole unless longer than a quarter of the budget.
+    assert title.startswith(header) and header.strip()
+    if text_units(title) <= max_units // 4:
+        assert header == title
+    assert all(c.startswith(header + "\n") for c in chunks)
+    kept = "".join("".join(c[len(header) + 1 :].split()) for c in chunks)
+    assert kept == "".join(body.split())  # nothing lost, nothing reordered
 
 
 def test_entry_scores_by_its_best_chunk() -> None:

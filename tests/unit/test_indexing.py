@@ -4,25 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from workers.runtime import Indexer
+from worldbook.adapters.embedders._common import as_vectors
 from worldbook.adapters.queues import InProcessIndexQueue
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.embed_text import text_units
+from worldbook.core.embed_text import chunk_entry_text
 from worldbook.core.types import IndexStatus
-from worldbook.errors import IndexUnavailable, QueueUnavailable, StorageUnavailable
+from worldbook.errors import IndexUnavailable, InvalidInput, QueueUnavailable, StorageUnavailable
 from worldbook.ports import Vectors
-from worldbook.service.indexing import (
-    index_entries,
-    passages,
-    rebuild,
-    request_indexing,
-    sweep,
-)
+from worldbook.service.indexing import index_entries, rebuild, request_indexing, sweep
 from worldbook.testing import HashingEmbedder
 
 MODEL = HashingEmbedder().model_id
@@ -98,7 +92,7 @@ def test_model_calls_hold_at_most_batch_size_texts(store: SqlStore) -> None:
     store.update_entry(ids[4], lore=long_lore)
     embedder = HashingEmbedder()
     (work,) = store.entries_to_index(MODEL, entry_ids=[ids[4]])
-    chunks = len(passages(work.text, embedder.max_passage_chars))
+    chunks = len(chunk_entry_text(work.text, embedder.max_passage_chars))
     assert chunks > 1
     report = index_entries(None, store=store, embedder=embedder, batch_size=4, book_id=book_id)
     assert len(report.indexed) == 10
@@ -173,30 +167,86 @@ def test_an_outage_re_raises_and_leaves_entries_queued(store: SqlStore) -> None:
 
 
 class FlakyStore:
-    """The real store, whose database goes away after ``saves`` vectors were saved."""
+    """The real store, whose database goes away after ``saves`` batches were saved."""
 
     def __init__(self, store: SqlStore, saves: int) -> None:
         self._store, self._left = store, saves
+        self.batches: list[list[str]] = []
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._store, name)
 
-    def save_vectors(self, entry_id: str, model_id: str, content_hash: str, v: Vectors) -> bool:
+    def save_vectors_many(
+        self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
+    ) -> list[bool]:
+        self.batches.append([entry_id for entry_id, _, _ in items])
         if self._left == 0:
             raise StorageUnavailable("database went away")
         self._left -= 1
-        return self._store.save_vectors(entry_id, model_id, content_hash, v)
+        return self._store.save_vectors_many(model_id, items)
 
 
-def test_a_store_outage_mid_batch_keeps_saved_entries_indexed(store: SqlStore) -> None:
+def test_a_store_outage_mid_run_keeps_saved_batches_indexed(store: SqlStore) -> None:
     _, ids = make_book(store, 4)
     flaky = FlakyStore(store, saves=1)
     with pytest.raises(StorageUnavailable):
-        index_entries(ids, store=flaky, embedder=HashingEmbedder())  # type: ignore[arg-type]
+        index_entries(ids, store=flaky, embedder=HashingEmbedder(), batch_size=1)  # type: ignore[arg-type]
     assert statuses(store, ids) == {
         ids[0]: IndexStatus.INDEXED,
         **dict.fromkeys(ids[1:], IndexStatus.QUEUED),
     }
+
+
+def test_each_batch_is_saved_in_one_call_and_an_outage_saves_none_of_it(store: SqlStore) -> None:
+    _, ids = make_book(store, 10)
+    counting = FlakyStore(store, saves=-1)  # never fails
+    report = index_entries(ids, store=counting, embedder=HashingEmbedder(), batch_size=4)  # type: ignore[arg-type]
+    assert counting.batches == [ids[0:4], ids[4:8], ids[8:10]]
+    assert sorted(report.indexed) == sorted(ids)
+
+    _, more = make_book(store, 3)
+    down = FlakyStore(store, saves=0)
+    with pytest.raises(StorageUnavailable):
+        index_entries(more, store=down, embedder=HashingEmbedder(), batch_size=8)  # type: ignore[arg-type]
+    assert down.batches == [more]
+    assert statuses(store, more) == dict.fromkeys(more, IndexStatus.QUEUED)
+    assert store.entries_to_index(MODEL, entry_ids=more) != []
+
+
+class NanEmbedder(HashingEmbedder):
+    """Returns NaN for texts containing "NAN", checked by the real embedders' validation."""
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        raw = super().embed_passages(texts)
+        raw[[i for i, t in enumerate(texts) if "NAN" in t]] = np.nan
+        return as_vectors(raw, len(texts), self.dim, self.model_id, passages=True)
+
+
+def test_a_non_finite_vector_fails_its_entry_and_is_not_an_outage(store: SqlStore) -> None:
+    book_id, ids = make_book(store, 5)
+    store.update_entry(ids[1], lore="The model turns this lore into NAN, every time.")
+    report = index_entries(ids, store=store, embedder=NanEmbedder(), batch_size=8)
+    assert sorted(report.indexed) == sorted(i for i in ids if i != ids[1])
+    assert list(report.failed) == [ids[1]]
+    status, error = store.index_statuses([ids[1]])[ids[1]]
+    assert status == IndexStatus.FAILED
+    assert error is not None and error.startswith("InvalidInput:") and "non-finite" in error
+    assert ids[1] not in vector_rows(store, book_id)
+
+
+def test_non_finite_vectors_blame_the_text_for_passages_and_the_model_for_queries() -> None:
+    raw = np.ones((3, 4), np.float32)
+    raw[2, 1] = np.inf
+    with pytest.raises(InvalidInput) as bad_text:
+        as_vectors(raw, 3, 4, "m", passages=True)
+    assert bad_text.value.field == "texts[2]" and "[2]" in bad_text.value.message
+    # A query the model cannot embed must not reject the user's turn: the turn falls back to
+    # names and list order, which happens for IndexUnavailable (service.turns).
+    with pytest.raises(IndexUnavailable):
+        as_vectors(raw, 3, 4, "m", passages=False)
+    with pytest.raises(IndexUnavailable):  # a wrong shape is the model's fault either way
+        as_vectors(raw, 2, 4, "m", passages=True)
+    assert as_vectors(raw[:2], 2, 4, "m", passages=True).dtype == np.float32
 
 
 def test_on_indexed_names_the_books_that_changed(store: SqlStore) -> None:
@@ -271,30 +321,3 @@ def test_the_in_process_worker_runs_the_same_function(store: SqlStore) -> None:
         queue.stop()
     assert store.book_index_share(book_id, MODEL) == 1.0
     assert vector_rows(store, book_id) == dict.fromkeys(ids, 1)
-
-
-def test_passages_keep_short_texts_whole() -> None:
-    text = "Vell\nVell town\nA short lore."
-    assert passages(text, 500) == [text]
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    title=st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=2, max_size=40),
-    words=st.lists(st.text("abcdeé東京 .", min_size=1, max_size=30), min_size=1, max_size=200),
-    max_units=st.integers(min_value=200, max_value=800),
-)
-def test_long_texts_are_chunked_with_the_title_on_every_chunk(
-    title: str, words: list[str], max_units: int
-) -> None:
-    title = title.replace("\n", " ").strip() or "Ti"
-    body = " ".join(words)
-    text = f"{title}\n{body}"
-    chunks = passages(text, max_units)
-    if text_units(text) <= max_units:
-        assert chunks == [text]
-        return
-    assert all(c.startswith(title + "\n") for c in chunks)
-    assert all(text_units(c) <= max_units for c in chunks)
-    kept = "".join("".join(c[len(title) + 1 :].split()) for c in chunks)
-    assert kept == "".join(body.split())  # nothing lost, nothing reordered

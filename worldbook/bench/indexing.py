@@ -23,10 +23,11 @@ from typing import Any
 
 from worldbook.adapters.embedders import load_embedder
 from worldbook.adapters.queues import InProcessIndexQueue
-from worldbook.adapters.store import SqlStore, entry_embed_text, open_store
+from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.embed_text import MIN_PASSAGE_UNITS, passage_texts
 from worldbook.ports import Embedder
-from worldbook.service.indexing import index_entries, passages, request_indexing
+from worldbook.service.indexing import index_entries, request_indexing
 
 BATCH = 32
 
@@ -44,13 +45,8 @@ def xquad_drafts(xquad_dir: Path, n: int) -> list[EntryDraft]:
 
 def pipeline_texts(drafts: Sequence[EntryDraft], embedder: Embedder) -> list[str]:
     """Exactly the texts ``index_entries`` embeds for these drafts (entry text, chunked)."""
-    return [
-        text
-        for d in drafts
-        for text in passages(
-            entry_embed_text(d.title, d.aliases, d.lore), embedder.max_passage_chars
-        )
-    ]
+    max_units = max(MIN_PASSAGE_UNITS, embedder.max_passage_chars)
+    return [text for d in drafts for text in passage_texts(d.title, d.aliases, d.lore, max_units)]
 
 
 def raw_rate(embedder: Embedder, texts: list[str], entries: int, batch: int = BATCH) -> float:

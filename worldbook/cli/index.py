@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from worldbook.cli.context import components, emit_json, handle_errors, settings, show_progress
 from worldbook.adapters.store import SqlStore
+from worldbook.cli.context import components, emit_json, handle_errors, settings, show_progress
 from worldbook.core.types import IndexStatus
 from worldbook.errors import ServiceUnavailable
 from worldbook.service.components import Components
@@ -85,7 +85,13 @@ def _wait_for_workers(
 @handle_errors
 def worker_command(
     concurrency: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    beat: Annotated[bool, typer.Option(help="Also run the periodic sweep (Celery beat).")] = True,
+    beat: Annotated[
+        bool,
+        typer.Option(
+            help="Also run the periodic sweep (Celery beat). Exactly one worker of a "
+            "deployment should run with --beat, or every sweep is scheduled once per worker."
+        ),
+    ] = False,
     loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
 ) -> None:
     """Start a Celery indexing worker (needs WORLDBOOK_BROKER_URL)."""

@@ -4,9 +4,9 @@ Both queues (Celery tasks in ``workers/`` and the in-process worker in
 :mod:`worldbook.adapters.queues`) call :func:`index_entries`; nothing here knows which one runs it.
 
 Idempotency is the store's: :meth:`entries_to_index` only returns enabled entries that have no
-vector of this model for their *current* content hash, and :meth:`save_vectors` refuses vectors of
-a hash that moved on. So running the same request twice (a redelivered Celery message, a sweep
-racing a task) embeds nothing the second time and never stores a vector twice.
+vector of this model for their *current* content hash, and :meth:`save_vectors_many` refuses
+vectors of a hash that moved on. So running the same request twice (a redelivered Celery message,
+a sweep racing a task) embeds nothing the second time and never stores a vector twice.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from worldbook.core.embed_text import MIN_PASSAGE_UNITS, split_text, text_units
+from worldbook.core.embed_text import MIN_PASSAGE_UNITS, chunk_entry_text
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput, QueueUnavailable, ServiceUnavailable
 from worldbook.ports import Embedder, IndexQueue, Vectors
@@ -49,9 +49,9 @@ class IndexingStore(Protocol):
         self, model_id: str, book_id: str | None = None, entry_ids: Sequence[str] | None = None
     ) -> Sequence[EntryWork]: ...
 
-    def save_vectors(
-        self, entry_id: str, model_id: str, content_hash: str, vectors: Vectors
-    ) -> bool: ...
+    def save_vectors_many(
+        self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
+    ) -> list[bool]: ...
 
     def set_index_status(
         self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None
@@ -96,22 +96,6 @@ class _Work:
     chunks: tuple[str, ...]
 
 
-def passages(text: str, max_units: int) -> list[str]:
-    """The texts embedded for one entry: its whole text if the model reads it all, else chunks.
-
-    The first line of an entry's text is its title (``entry_embed_text``); every chunk of a
-    long entry starts with it, so each chunk still says what it is about and the entry can be
-    found by name through any of them (issue 4 item 2: the entry scores by its best chunk).
-    """
-    if text_units(text) <= max_units:
-        return [text]
-    title, _, rest = text.partition("\n")
-    budget = max(MIN_PASSAGE_UNITS, max_units - text_units(title) - 1)
-    if not rest.strip() or budget >= max_units:
-        return split_text(text, max_units)
-    return [f"{title}\n{chunk}" for chunk in split_text(rest, budget)]
-
-
 def index_entries(
     entry_ids: Sequence[str] | None,
     *,
@@ -141,7 +125,7 @@ def index_entries(
     max_units = max(MIN_PASSAGE_UNITS, embedder.max_passage_chars)
     rows = store.entries_to_index(embedder.model_id, book_id=book_id, entry_ids=ids)
     work = [
-        _Work(r.entry_id, r.book_id, r.content_hash, tuple(passages(r.text, max_units)))
+        _Work(r.entry_id, r.book_id, r.content_hash, tuple(chunk_entry_text(r.text, max_units)))
         for r in rows
     ]
     report = IndexReport()
@@ -186,8 +170,10 @@ def _index_batch(
     batch_size: int,
     out: IndexReport,
 ) -> None:
-    """Embed and save one batch, recording into ``out`` as it goes (so a caller that sees an
-    outage mid-batch knows which entries were already saved)."""
+    """Embed one batch and save its vectors in one transaction, recording into ``out``.
+
+    A batch is saved whole or not at all, so after an outage every entry of the batch that was
+    not saved goes back to ``queued`` (see :func:`index_entries`)."""
     try:
         vectors = _embed_all(batch, embedder, batch_size, out)
     except ServiceUnavailable:
@@ -204,13 +190,14 @@ def _index_batch(
         for item in batch:
             _index_batch([item], store=store, embedder=embedder, batch_size=batch_size, out=out)
         return
+    # One transaction for the whole batch; it also marks the saved entries indexed.
+    saved = store.save_vectors_many(
+        embedder.model_id,
+        [(item.entry_id, item.content_hash, v) for item, v in zip(batch, vectors, strict=True)],
+    )
     stale: list[str] = []
-    for item, item_vectors in zip(batch, vectors, strict=True):
-        # save_vectors marks the entry indexed in the transaction that stores its vectors.
-        if store.save_vectors(item.entry_id, embedder.model_id, item.content_hash, item_vectors):
-            out.indexed.append(item.entry_id)
-        else:
-            stale.append(item.entry_id)
+    for item, ok in zip(batch, saved, strict=True):
+        (out.indexed if ok else stale).append(item.entry_id)
     if stale:
         store.set_index_status(stale, IndexStatus.QUEUED)
         out.stale.extend(stale)

@@ -45,15 +45,30 @@ def package_version(distribution: str) -> str:
         ) from exc
 
 
-def as_vectors(raw: Any, count: int, dim: int, model_id: str) -> Vectors:
-    """Check a model's output and return it as a C-contiguous float32 ``(count, dim)`` array."""
+def as_vectors(raw: Any, count: int, dim: int, model_id: str, *, passages: bool) -> Vectors:
+    """Check a model's output and return it as a C-contiguous float32 ``(count, dim)`` array.
+
+    A wrong shape is the model misbehaving (:class:`IndexUnavailable`, retried later). A
+    non-finite vector is the model's answer to one particular text, so it is that text's fault
+    and retrying cannot help: for passages it is :class:`InvalidInput` naming the texts, which
+    the indexer records as the entry's failure reason; for queries it stays
+    :class:`IndexUnavailable`, so a turn falls back to names and list order instead of
+    rejecting the user's message.
+    """
     matrix = np.ascontiguousarray(raw, dtype=np.float32)
     if matrix.shape != (count, dim):
         raise IndexUnavailable(
             f"{model_id} returned vectors of shape {matrix.shape}, expected {(count, dim)}."
         )
     if count and not np.isfinite(matrix).all():
-        raise IndexUnavailable(f"{model_id} returned non-finite vectors.")
+        bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1)).tolist()
+        if not passages:
+            raise IndexUnavailable(f"{model_id} returned non-finite vectors for texts {bad}.")
+        raise InvalidInput(
+            f"{model_id} returned a non-finite vector for texts {bad} of the batch; this model "
+            "cannot embed them. Edit the entry's text or choose another embedder.",
+            field=f"texts[{bad[0]}]",
+        )
     return matrix
 
 

@@ -67,7 +67,7 @@ class E5Embedder:
                 raw = model.query(batch) if is_query else model.passage(batch)
             except Exception as exc:
                 raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
-        return as_vectors(raw, len(batch), E5_DIM, self._model_id)
+        return as_vectors(raw, len(batch), E5_DIM, self._model_id, passages=not is_query)
 
     def _load(self) -> Any:
         if self._model is not None:

@@ -100,7 +100,9 @@ class SentenceTransformerEmbedder:
             )
         except Exception as exc:
             raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
-        return normalise(as_vectors(raw, len(batch), self.dim, self._model_id))
+        return normalise(
+            as_vectors(raw, len(batch), self.dim, self._model_id, passages=not is_query)
+        )
 
     def _load(self) -> Any:
         with self._lock:

@@ -55,12 +55,12 @@ class UseEmbedder:
         return self._threads
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts)
+        return self._embed(texts, passages=True)
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts)
+        return self._embed(texts, passages=False)
 
-    def _embed(self, texts: Sequence[str]) -> Vectors:
+    def _embed(self, texts: Sequence[str], *, passages: bool) -> Vectors:
         batch = list(texts)
         model = self._load()
         if not batch:
@@ -70,7 +70,7 @@ class UseEmbedder:
         except Exception as exc:
             raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
         # The package normalises already; renormalising guards the float32 round trip.
-        return normalise(as_vectors(raw, len(batch), USE_DIM, self._model_id))
+        return normalise(as_vectors(raw, len(batch), USE_DIM, self._model_id, passages=passages))
 
     def _load(self) -> Any:
         with self._lock:

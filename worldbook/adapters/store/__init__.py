@@ -1,6 +1,6 @@
 """The SQL store adapter: SQLModel tables, Alembic migrations and :class:`SqlStore`."""
 
-from worldbook.adapters.store.content import entry_content_hash, entry_embed_text
+from worldbook.adapters.store.content import entry_content_hash
 from worldbook.adapters.store.migrate import upgrade_database
 from worldbook.adapters.store.ordering import GAP, Target
 from worldbook.adapters.store.records import (
@@ -28,7 +28,6 @@ __all__ = [
     "Target",
     "TargetKind",
     "entry_content_hash",
-    "entry_embed_text",
     "open_store",
     "upgrade_database",
 ]

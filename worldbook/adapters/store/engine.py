@@ -25,7 +25,8 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 
 
 def create_engine(url: str) -> sa.Engine:
-    """An engine for ``url``; SQLite gets WAL, foreign keys and explicit transaction control."""
+    """An engine for ``url``; SQLite gets WAL (synchronous=NORMAL), foreign keys and explicit
+    transaction control."""
     try:
         parsed = sa.make_url(url)
     except sa_exc.ArgumentError as exc:
@@ -47,6 +48,10 @@ def create_engine(url: str) -> sa.Engine:
         cursor.execute("PRAGMA foreign_keys=ON")
         if not memory:
             cursor.execute("PRAGMA journal_mode=WAL")
+            # With WAL, NORMAL syncs only at checkpoints, not at every commit: the database
+            # stays consistent after a crash or power loss; only the last commits may be
+            # lost (https://www.sqlite.org/pragma.html#pragma_synchronous). docs/decisions.d.
+            cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")

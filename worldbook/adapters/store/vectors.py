@@ -14,9 +14,9 @@ import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_ids
-from worldbook.adapters.store.content import entry_embed_text
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.records import EntryToIndex
+from worldbook.core.embed_text import entry_text
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput
 from worldbook.ports import Vectors
@@ -31,6 +31,26 @@ def _current(model_id: str) -> sa.ColumnElement[bool]:
     )
 
 
+VectorItem = tuple[str, str, Vectors]
+"""One item of :meth:`VectorsMixin.save_vectors_many`: (entry id, content hash, vectors)."""
+
+_IN_CHUNK = 500  # ids per IN (...) list: well under SQLite's and PostgreSQL's parameter limits
+
+
+def _as_matrix(entry_id: str, vectors: Vectors) -> Vectors:
+    """``vectors`` as a non-empty float32 ``(chunks, dim)`` matrix (one vector = one chunk)."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise InvalidInput(
+            f"vectors of entry {entry_id!r} must be a non-empty 2-D array (chunks × dim); "
+            f"got shape {array.shape}.",
+            field="vectors",
+        )
+    return array
+
+
 class VectorsMixin(StoreBase):
     def save_vectors(
         self, entry_id: str, model_id: str, content_hash: str, vectors: Vectors
@@ -40,49 +60,98 @@ class VectorsMixin(StoreBase):
         Returns False (and writes nothing) when the entry is gone or its text changed since
         ``content_hash`` was read: the newer text is queued and will be embedded instead.
         """
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim == 1:
-            array = array[None, :]
-        if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-            raise InvalidInput("vectors must be a non-empty 2-D array.", field="vectors")
+        return self.save_vectors_many(model_id, [(entry_id, content_hash, vectors)])[0]
+
+    def save_vectors_many(self, model_id: str, items: Sequence[VectorItem]) -> list[bool]:
+        """:meth:`save_vectors` for a whole batch, in ONE transaction; one flag per item.
+
+        Per item the rule is the same: an item whose entry is gone or whose hash moved on is
+        skipped (False); the others replace their chunks for ``model_id`` and are marked
+        indexed. Every touched book's ``index_version`` is bumped once. One transaction per
+        batch instead of per entry is what keeps indexing near the raw embedder's speed (a
+        commit costs an fsync on SQLite and a round trip on PostgreSQL). If an entry id comes
+        twice, the last item's vectors are kept (as successive ``save_vectors`` calls would).
+        """
+        matrices = [_as_matrix(entry_id, v) for entry_id, _, v in items]
+        if not matrices:
+            return []
+        ids = sorted({entry_id for entry_id, _, _ in items})
         with write_tx(self._engine) as conn:
-            book_id = conn.execute(
-                sa.select(t.entries.c.book_id).where(
-                    t.entries.c.id == entry_id, t.entries.c.content_hash == content_hash
+            book_of = self._column(conn, t.entries.c.book_id, ids)
+            books = sorted(set(book_of.values()))
+            # Lock the books first, in a fixed order, like every other entry write (base.py):
+            # then no edit can change a hash between our check and our write, and two
+            # workers saving into the same books cannot deadlock.
+            for start in range(0, len(books), _IN_CHUNK):
+                conn.execute(
+                    sa.select(t.books.c.id)
+                    .where(t.books.c.id.in_(books[start : start + _IN_CHUNK]))
+                    .order_by(t.books.c.id)
+                    .with_for_update()
                 )
-            ).scalar()
-            if book_id is None:
-                return False
-            conn.execute(
-                sa.delete(t.entry_vectors).where(
-                    t.entry_vectors.c.entry_id == entry_id, t.entry_vectors.c.model_id == model_id
+            current = self._column(conn, t.entries.c.content_hash, ids)
+            flags = [current.get(entry_id) == h for entry_id, h, _ in items]
+            fresh: dict[str, tuple[str, Vectors]] = {}
+            for (entry_id, content_hash, _), matrix, ok in zip(items, matrices, flags, strict=True):
+                if ok:
+                    fresh[entry_id] = (content_hash, matrix)
+            if fresh:
+                self._replace_vectors(conn, model_id, dict(sorted(fresh.items())))
+                touched = sorted({book_of[entry_id] for entry_id in fresh})
+                for start in range(0, len(touched), _IN_CHUNK):
+                    conn.execute(
+                        sa.update(t.books)
+                        .where(t.books.c.id.in_(touched[start : start + _IN_CHUNK]))
+                        .values(index_version=t.books.c.index_version + 1)
+                    )
+        return flags
+
+    @staticmethod
+    def _column(conn: sa.Connection, column: sa.Column[str], ids: list[str]) -> dict[str, str]:
+        """entry id → ``column`` for those of ``ids`` that exist."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), _IN_CHUNK):
+            rows = conn.execute(
+                sa.select(t.entries.c.id, column).where(
+                    t.entries.c.id.in_(ids[start : start + _IN_CHUNK])
                 )
             )
+            found.update({r[0]: r[1] for r in rows})
+        return found
+
+    @staticmethod
+    def _replace_vectors(
+        conn: sa.Connection, model_id: str, fresh: dict[str, tuple[str, Vectors]]
+    ) -> None:
+        """Swap the chunks of ``fresh`` entries for new ones and mark those entries indexed."""
+        ids = list(fresh)
+        for start in range(0, len(ids), _IN_CHUNK):
+            part = ids[start : start + _IN_CHUNK]
             conn.execute(
-                sa.insert(t.entry_vectors),
-                [
-                    {
-                        "entry_id": entry_id,
-                        "model_id": model_id,
-                        "chunk": i,
-                        "content_hash": content_hash,
-                        "dim": int(array.shape[1]),
-                        "vector": np.ascontiguousarray(row).tobytes(),
-                    }
-                    for i, row in enumerate(array)
-                ],
+                sa.delete(t.entry_vectors).where(
+                    t.entry_vectors.c.entry_id.in_(part), t.entry_vectors.c.model_id == model_id
+                )
             )
             conn.execute(
                 sa.update(t.entries)
-                .where(t.entries.c.id == entry_id)
+                .where(t.entries.c.id.in_(part))
                 .values(index_status=IndexStatus.INDEXED.value, index_error=None)
             )
-            conn.execute(
-                sa.update(t.books)
-                .where(t.books.c.id == book_id)
-                .values(index_version=t.books.c.index_version + 1)
-            )
-            return True
+        conn.execute(
+            sa.insert(t.entry_vectors),
+            [
+                {
+                    "entry_id": entry_id,
+                    "model_id": model_id,
+                    "chunk": i,
+                    "content_hash": content_hash,
+                    "dim": int(matrix.shape[1]),
+                    "vector": np.ascontiguousarray(row).tobytes(),
+                }
+                for entry_id, (content_hash, matrix) in fresh.items()
+                for i, row in enumerate(matrix)
+            ],
+        )
 
     def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]:
         """Current vectors of the book's enabled entries: (entry id per row, float32 matrix).
@@ -170,7 +239,7 @@ class VectorsMixin(StoreBase):
                 EntryToIndex(
                     entry_id=r.id,
                     content_hash=r.content_hash,
-                    text=entry_embed_text(r.title, r.aliases, r.lore),
+                    text=entry_text(r.title, r.aliases, r.lore),
                     book_id=r.book_id,
                 )
                 for r in conn.execute(stmt)
