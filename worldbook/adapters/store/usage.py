@@ -62,37 +62,61 @@ class UsageMixin(StoreBase):
         """Count one served turn for each book and one use per entry (first ``via`` wins).
 
         ``via`` is canon | whole_book | full | index (selection vias literal/semantic/order
-        count as full). Rows are updated in sorted order so concurrent turns cannot deadlock.
+        count as full).
         """
         per_entry: dict[str, str] = {}
         for entry_id, via in uses:
-            counter = _VIA_ALIASES.get(via, via)
-            if counter not in USAGE_VIAS:
-                raise InvalidInput(f"unknown usage via {via!r}.", field="uses")
-            per_entry.setdefault(entry_id, counter)
+            per_entry.setdefault(entry_id, _VIA_ALIASES.get(via, via))
+        self.add_usage_counts(
+            dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
+        )
+
+    def add_usage_counts(
+        self, book_turns: Mapping[str, int], entry_counts: Mapping[str, Mapping[str, int]]
+    ) -> None:
+        """Add ``book_turns`` to each book's served turns and ``entry_counts`` (entry id →
+        {via: uses}) to each entry's per-via and total counters, in one transaction.
+
+        The background usage recorder sums every turn queued since its last write and calls
+        this once, so the write cost follows the number of distinct books and entries used,
+        not the traffic. Rows are updated in sorted id order, two executemany statements, so
+        concurrent writers (several API processes) cannot deadlock; ids deleted meanwhile are
+        skipped.
+        """
+        for counts in entry_counts.values():
+            unknown = set(counts) - set(USAGE_VIAS)
+            if unknown:
+                raise InvalidInput(f"unknown usage via {sorted(unknown)[0]!r}.", field="uses")
         stamp = now()
+        books = [{"b_id": b, "b_n": n} for b, n in sorted(book_turns.items()) if n]
+        entries: list[dict[str, Any]] = []
+        for entry_id, counts in sorted(entry_counts.items()):
+            per_via = {f"n_{via}": int(counts.get(via, 0)) for via in USAGE_VIAS}
+            total = sum(per_via.values())
+            if total:
+                entries.append({**per_via, "e_id": entry_id, "n_total": total, "stamp": stamp})
+        u = t.entry_usage.c
         with write_tx(self._engine) as conn:
-            for book_id in sorted(set(book_ids)):
+            if books:
                 conn.execute(
                     sa.update(t.book_usage)
-                    .where(t.book_usage.c.book_id == book_id)
-                    .values(turns=t.book_usage.c.turns + 1)
+                    .where(t.book_usage.c.book_id == sa.bindparam("b_id"))
+                    .values(turns=t.book_usage.c.turns + sa.bindparam("b_n")),
+                    books,
                 )
-            for counter in USAGE_VIAS:
-                ids = sorted(e for e, c in per_entry.items() if c == counter)
-                if not ids:
-                    continue
-                column = t.entry_usage.c[counter]
+            if entries:
+                increments = {u[via]: u[via] + sa.bindparam(f"n_{via}") for via in USAGE_VIAS}
                 conn.execute(
                     sa.update(t.entry_usage)
-                    .where(t.entry_usage.c.entry_id.in_(ids))
+                    .where(u.entry_id == sa.bindparam("e_id"))
                     .values(
                         {
-                            t.entry_usage.c.total: t.entry_usage.c.total + 1,
-                            column: column + 1,
-                            t.entry_usage.c.last_used_at: stamp,
+                            u.total: u.total + sa.bindparam("n_total"),
+                            u.last_used_at: sa.bindparam("stamp"),
+                            **increments,
                         }
-                    )
+                    ),
+                    entries,
                 )
 
     def book_turns(self, book_id: str) -> int:
