@@ -27,8 +27,8 @@ from worldbook.core.types import (
     LoreBook,
     Message,
     ModelProfile,
-    SemanticHit,
     Selection,
+    SemanticHit,
     Turn,
     Via,
 )
