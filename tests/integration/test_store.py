@@ -591,3 +591,9 @@ def test_in_memory_sqlite_store_is_migrated() -> None:
     book = memory.create_book("alice", BookDraft(title="Scratch"))
     assert memory.get_book(book.id).title == "Scratch"
     memory.close()
+
+
+def test_new_ids_never_start_with_an_option_dash() -> None:
+    from worldbook.adapters.store.base import new_id
+
+    assert all(new_id()[0].isalnum() for _ in range(2000))

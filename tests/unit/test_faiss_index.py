@@ -55,14 +55,20 @@ def _brute_force(
     Scores are elementwise products summed in float64 (no BLAS): identical vectors get
     bit-identical scores, so ties here are exactly the ties of the data.
     """
+    searched = [(p, b) for p, b in enumerate(dict.fromkeys(book_ids)) if books[b][0]]
+    if not searched:
+        return []
+    # Messages combine over the rows of all the searched books together (centring uses them all).
+    vectors = np.concatenate([books[b][1] for _, b in searched]).astype(np.float64)
+    products = queries.astype(np.float64)[:, None, :] * vectors[None]
+    combined = combine_scores(products.sum(axis=2), combination).tolist()
     hits: list[tuple[float, int, str, str]] = []
-    for position, book_id in enumerate(dict.fromkeys(book_ids)):
-        ids, vectors = books[book_id]
-        if not ids:
-            continue
-        products = queries.astype(np.float64)[:, None, :] * vectors.astype(np.float64)[None]
-        combined = combine_scores(products.sum(axis=2), combination)
-        for entry_id, score in best_per_entry(ids, combined.tolist()).items():
+    offset = 0
+    for position, book_id in searched:
+        ids = books[book_id][0]
+        scores = combined[offset : offset + len(ids)]
+        offset += len(ids)
+        for entry_id, score in best_per_entry(ids, scores).items():
             hits.append((score, position, entry_id, book_id))
     hits.sort(key=lambda h: (-h[0], h[1], h[2]))
     return [SemanticHit(b, e, s) for s, _, e, b in hits[:k]]
@@ -78,6 +84,7 @@ COMBINATIONS = [
     QueryCombination(Method.MEAN),
     QueryCombination(Method.RECENCY_MEAN, 0.5),
     QueryCombination(Method.RECENCY_MAX, 0.5),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.5),
 ]
 
 

@@ -47,6 +47,8 @@ def test_recency_weights_halve_per_message_back() -> None:
             ],
         ),
         (QueryCombination(Method.RECENCY_MAX, 0.5), [0.225, 0.6, 0.15]),
+        # message means 0.4, 0.2, 0.3; centred rows weighted 0.25, 0.5, 1
+        (QueryCombination(Method.CENTRED_RECENCY_MAX, 0.5), [0.125, 0.3, 0.05]),
     ],
 )
 def test_combinations_by_hand(combination: QueryCombination, expected: list[float]) -> None:
@@ -74,7 +76,8 @@ _MATRIX = arrays(
 def test_one_message_scores_itself_under_every_method(row: np.ndarray) -> None:
     for method in Method:
         combined = combine_scores(row[None, :], QueryCombination(method, 0.5))
-        assert combined == pytest.approx(row, abs=1e-6)
+        expected = row - row.mean() if method is Method.CENTRED_RECENCY_MAX else row
+        assert combined == pytest.approx(expected, abs=1e-6)
 
 
 @settings(max_examples=100, deadline=None)
@@ -100,6 +103,68 @@ def test_recency_mean_is_search_with_the_weighted_mean_vector(
     assert combined == pytest.approx(via_vector, abs=1e-4)
 
 
+# Two conversations on 4 rows with e5-like bunched cosines (all within 0.70-0.90).
+_TOPIC_THEN_FOLLOW_UP = np.array(
+    [
+        [0.74, 0.73, 0.72, 0.73],  # an unrelated earlier message, no clear match
+        [0.72, 0.86, 0.73, 0.71],  # the question: row 1 stands out
+        [0.80, 0.81, 0.82, 0.80],  # "tell me more about that": high but flat
+    ],
+    dtype=np.float32,
+)
+_DRIFT = np.array(
+    [
+        [0.71, 0.88, 0.72, 0.72],  # an old question: row 1
+        [0.73, 0.72, 0.74, 0.73],
+        [0.72, 0.73, 0.85, 0.71],  # the new question: row 2
+    ],
+    dtype=np.float32,
+)
+CENTRED = QueryCombination(Method.CENTRED_RECENCY_MAX, 0.5)
+
+
+def test_centred_combination_keeps_the_topic_through_a_bare_follow_up() -> None:
+    # Raw weighting cannot let an older message win when every cosine is in 0.7-0.9: a halved
+    # score never reaches the newest message's. Centred, the question's clear peak wins.
+    raw = combine_scores(_TOPIC_THEN_FOLLOW_UP, QueryCombination(Method.RECENCY_MAX, 0.5))
+    assert int(np.argmax(raw)) == 2
+    assert int(np.argmax(combine_scores(_TOPIC_THEN_FOLLOW_UP, CENTRED))) == 1
+
+
+def test_centred_combination_follows_a_new_question_after_drift() -> None:
+    assert int(np.argmax(combine_scores(_DRIFT, CENTRED))) == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    matrix=arrays(
+        np.float32,
+        st.tuples(st.integers(1, 6), st.integers(1, 8)),
+        elements=st.floats(-1, 1, width=32),
+    ),
+    scale=st.floats(0.1, 10.0),
+    shift=st.floats(-1.0, 1.0),
+    decay=st.floats(0.05, 1.0),
+)
+def test_centred_combination_ignores_the_models_score_scale(
+    matrix: np.ndarray, scale: float, shift: float, decay: float
+) -> None:
+    # The point of centring: a model whose scores are an affine squeeze of another's
+    # (e5's 0.7-0.9 against a wider spread) ranks the same.
+    combination = QueryCombination(Method.CENTRED_RECENCY_MAX, decay)
+    base = combine_scores(matrix, combination)
+    moved = combine_scores(matrix * np.float32(scale) + np.float32(shift), combination)
+    assert moved == pytest.approx(base * scale, abs=1e-4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(matrix=_MATRIX, seed=st.integers(0, 1000))
+def test_centred_combination_does_not_depend_on_row_order(matrix: np.ndarray, seed: int) -> None:
+    order = np.random.default_rng(seed).permutation(matrix.shape[1])
+    base = combine_scores(matrix, CENTRED)
+    assert combine_scores(matrix[:, order], CENTRED) == pytest.approx(base[order], abs=1e-5)
+
+
 def test_bad_inputs_are_rejected() -> None:
     with pytest.raises(InvalidInput):
         QueryCombination(Method.RECENCY_MEAN, 0.0)
@@ -114,3 +179,4 @@ def test_bad_inputs_are_rejected() -> None:
 def test_labels_name_the_decay_only_where_it_matters() -> None:
     assert QueryCombination(Method.MAX).label == "max"
     assert QueryCombination(Method.RECENCY_MAX, 0.5).label == "recency_max(decay=0.5)"
+    assert CENTRED.label == "centred_recency_max(decay=0.5)"

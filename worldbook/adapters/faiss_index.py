@@ -6,7 +6,7 @@ vectors of the active model for one book. Each book gets an exact inner-product 
 (``IndexFlatIP``; on L2-normalised vectors inner product is cosine similarity). Books are small
 (≤2,000 entries, a few rows each when lore is chunked), so every row is scored for every
 message (FAISS ``compute_distance_subset``: one exact pass, no sort), the messages are combined
-by :mod:`worldbook.core.query`, chunks collapse to their entry's best score, and books are
+by :mod:`worldbook.core.query` over the rows of all the books searched, chunks collapse to their entry's best score, and books are
 merged. Keeping every score makes the result exact whatever the combination (a per-message
 top-k would miss an entry that is second-best for every message) and makes ties deterministic.
 Cached indexes are bounded by a number of books and by bytes, evicting the least recently used.
@@ -92,7 +92,7 @@ class FaissIndex:
                 f"{matrix.shape}.",
                 field="queries",
             )
-        hits: list[tuple[float, int, str, str]] = []
+        found: list[tuple[int, str, _BookIndex]] = []
         for position, book_id in enumerate(dict.fromkeys(book_ids)):
             book = self._book(book_id)
             if book is None:
@@ -103,8 +103,21 @@ class FaissIndex:
                     f"{matrix.shape[1]}; re-index the book with the active embedder "
                     "(`worldbook index --rebuild`)."
                 )
-            rows = _score_all_rows(book, matrix)
-            best = best_chunk_scores(combine_scores(rows, self._combination), book.starts)
+            found.append((position, book_id, book))
+        if not found:
+            return []
+        # One combination over the rows of every book searched: a centred combination measures
+        # each score against the message's mean over all candidates, so books stay comparable.
+        combined = combine_scores(
+            np.concatenate([_score_all_rows(book, matrix) for _, _, book in found], axis=1),
+            self._combination,
+        )
+        hits: list[tuple[float, int, str, str]] = []
+        offset = 0
+        for position, book_id, book in found:
+            rows = int(book.index.ntotal)
+            best = best_chunk_scores(combined[offset : offset + rows], book.starts)
+            offset += rows
             for i in _top_with_ties(best, k):
                 hits.append((float(best[i]), position, book.entries[i], book_id))
         hits.sort(key=lambda h: (-h[0], h[1], h[2]))

@@ -1,8 +1,8 @@
 """How the last messages of a conversation combine into one search score per indexed row.
 
 The vector index scores every row against every recent message separately (a ``(messages, rows)``
-matrix, oldest message first) and this module turns that matrix into one score per row. The
-methods below were compared on XQuAD conversations (``benchmarks/bench_xquad.py``, recorded in
+matrix, oldest message first, over every candidate row of the search) and this module turns that
+matrix into one score per row. The methods below were compared on XQuAD conversations (``benchmarks/bench_xquad.py``, recorded in
 ``docs/decisions.d/embeddings.md``); :data:`DEFAULT_COMBINATION` is the measured choice.
 
 Weights are by recency only: the index receives message vectors, not roles, and the comparison
@@ -35,6 +35,12 @@ class Method(StrEnum):
     """Mean weighted by ``decay ** age`` (age 0 = newest)."""
     RECENCY_MAX = "recency_max"
     """Best of ``decay ** age * score`` over messages."""
+    CENTRED_RECENCY_MAX = "centred_recency_max"
+    """Best of ``decay ** age * (score - mean)`` over messages, where ``mean`` is that message's
+    mean score over the candidate rows."""
+
+
+_RECENCY = (Method.RECENCY_MEAN, Method.RECENCY_MAX, Method.CENTRED_RECENCY_MAX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +58,7 @@ class QueryCombination:
 
     @property
     def label(self) -> str:
-        if self.method in (Method.RECENCY_MEAN, Method.RECENCY_MAX):
+        if self.method in _RECENCY:
             return f"{self.method.value}(decay={self.decay:g})"
         return self.method.value
 
@@ -68,8 +74,19 @@ def recency_weights(count: int, decay: float) -> Scores:
     return np.power(decay, ages).astype(np.float32)
 
 
+def centred(matrix: Scores) -> Scores:
+    """Each message's scores minus its mean over the rows (the mean summed in float64, so it
+    does not depend on the order of the rows beyond float32 rounding)."""
+    means = matrix.astype(np.float64).mean(axis=1, keepdims=True)
+    return (matrix - means.astype(np.float32)).astype(np.float32)
+
+
 def combine_scores(scores: npt.ArrayLike, combination: QueryCombination) -> Scores:
-    """One score per row from a ``(messages, rows)`` score matrix, messages oldest first."""
+    """One score per row from a ``(messages, rows)`` score matrix, messages oldest first.
+
+    The rows must be every candidate of the search (all the books searched together): the
+    centred method measures each score against the message's mean over them.
+    """
     matrix = np.asarray(scores, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise InvalidInput(
@@ -88,6 +105,8 @@ def combine_scores(scores: npt.ArrayLike, combination: QueryCombination) -> Scor
         weights = recency_weights(matrix.shape[0], combination.decay)[:, None]
         if method is Method.RECENCY_MEAN:
             combined = (weights * matrix).sum(axis=0) / weights.sum()
-        else:
+        elif method is Method.RECENCY_MAX:
             combined = (weights * matrix).max(axis=0)
+        else:
+            combined = (weights * centred(matrix)).max(axis=0)
     return np.array(combined, dtype=np.float32)

@@ -20,8 +20,15 @@ MAX_USER_ID = 255
 
 
 def new_id() -> str:
-    """An unguessable id (128 random bits, URL-safe)."""
-    return secrets.token_urlsafe(16)
+    """An unguessable id (128 random bits, URL-safe) that starts with a letter or digit.
+
+    An id starting with ``-`` would be read as an option by every command line that takes it
+    (``worldbook export -Ab…``), so such draws are simply redrawn.
+    """
+    while True:
+        candidate = secrets.token_urlsafe(16)
+        if candidate[0].isalnum():
+            return candidate
 
 
 def check_user_id(user_id: object, *, field: str = "user_id") -> str:
