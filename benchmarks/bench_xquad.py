@@ -73,6 +73,9 @@ COMBINATIONS = (
     QueryCombination(Method.RECENCY_MEAN, 0.7),
     QueryCombination(Method.RECENCY_MAX, 0.5),
     QueryCombination(Method.RECENCY_MAX, 0.8),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.45),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.5),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.55),
 )
 
 

@@ -128,11 +128,18 @@ def test_centred_combination_keeps_the_topic_through_a_bare_follow_up() -> None:
     # score never reaches the newest message's. Centred, the question's clear peak wins.
     raw = combine_scores(_TOPIC_THEN_FOLLOW_UP, QueryCombination(Method.RECENCY_MAX, 0.5))
     assert int(np.argmax(raw)) == 2
-    assert int(np.argmax(combine_scores(_TOPIC_THEN_FOLLOW_UP, CENTRED))) == 1
+    for combination in (CENTRED, DEFAULT_COMBINATION):
+        assert int(np.argmax(combine_scores(_TOPIC_THEN_FOLLOW_UP, combination))) == 1
 
 
 def test_centred_combination_follows_a_new_question_after_drift() -> None:
-    assert int(np.argmax(combine_scores(_DRIFT, CENTRED))) == 2
+    for combination in (CENTRED, DEFAULT_COMBINATION):
+        assert int(np.argmax(combine_scores(_DRIFT, combination))) == 2
+
+
+def test_the_default_is_the_measured_centred_combination() -> None:
+    assert QueryCombination() == DEFAULT_COMBINATION
+    assert DEFAULT_COMBINATION.label == "centred_recency_max(decay=0.45)"
 
 
 @settings(max_examples=100, deadline=None)

@@ -4,12 +4,13 @@ The database is the source of truth (DESIGN §4): vectors live there with their 
 entry's content hash, and the ``loader`` given to :class:`FaissIndex` returns only the current
 vectors of the active model for one book. Each book gets an exact inner-product index
 (``IndexFlatIP``; on L2-normalised vectors inner product is cosine similarity). Books are small
-(≤2,000 entries, a few rows each when lore is chunked), so every row is scored for every
-message (FAISS ``compute_distance_subset``: one exact pass, no sort), the messages are combined
-by :mod:`worldbook.core.query` over the rows of all the books searched, chunks collapse to their entry's best score, and books are
-merged. Keeping every score makes the result exact whatever the combination (a per-message
-top-k would miss an entry that is second-best for every message) and makes ties deterministic.
-Cached indexes are bounded by a number of books and by bytes, evicting the least recently used.
+(≤2,000 entries, a few rows each when lore is chunked), so every row is scored for every message
+(FAISS ``compute_distance_subset``: one exact pass, no sort), the messages are combined by
+:mod:`worldbook.core.query` over the rows of all the books searched, chunks collapse to their
+entry's best score, and books are merged. Keeping every score makes the result exact whatever the
+combination (a per-message top-k would miss an entry that is second-best for every message) and
+makes ties deterministic. Cached indexes are bounded by a number of books and by bytes, evicting
+the least recently used.
 """
 
 from __future__ import annotations
