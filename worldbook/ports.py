@@ -8,26 +8,24 @@ errors into :mod:`worldbook.errors` types before they leave.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.records import (
+    ApiKeyRecord,
+    AttachmentRecord,
+    BookRecord,
+    EntryRecord,
+    EntryToIndex,
+    EntryUsageRecord,
+    ImportJobRecord,
+    ImportStatus,
+    TargetKind,
+)
 from worldbook.core.types import IndexStatus, SemanticHit, Visibility
-
-if TYPE_CHECKING:  # the records are plain frozen dataclasses with no SQL in them
-    from worldbook.adapters.store.records import (
-        ApiKeyRecord,
-        AttachmentRecord,
-        BookRecord,
-        EntryRecord,
-        EntryToIndex,
-        EntryUsageRecord,
-        ImportJobRecord,
-        ImportStatus,
-        TargetKind,
-    )
 
 Vectors = npt.NDArray[np.float32]
 """A 2-D float32 array, one L2-normalised row per text."""

@@ -3,7 +3,8 @@
 from worldbook.adapters.store.content import entry_content_hash
 from worldbook.adapters.store.migrate import upgrade_database
 from worldbook.adapters.store.ordering import GAP, Target
-from worldbook.adapters.store.records import (
+from worldbook.adapters.store.store import SqlStore, open_store
+from worldbook.core.records import (
     ApiKeyRecord,
     AttachmentRecord,
     BookRecord,
@@ -13,7 +14,6 @@ from worldbook.adapters.store.records import (
     ImportJobRecord,
     TargetKind,
 )
-from worldbook.adapters.store.store import SqlStore, open_store
 
 __all__ = [
     "GAP",

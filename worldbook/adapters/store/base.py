@@ -12,7 +12,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.engine import create_engine, is_postgres
-from worldbook.adapters.store.records import BookRecord, EntryRecord, now, utc
+from worldbook.core.records import BookRecord, EntryRecord, now, utc
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import BookNotFound, InvalidInput
 

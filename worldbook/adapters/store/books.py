@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, book_record, check_user_id, new_id
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.adapters.store.records import (
+from worldbook.core import limits
+from worldbook.core.drafts import BookDraft
+from worldbook.core.records import (
     TARGET_KINDS,
     ApiKeyRecord,
     AttachmentRecord,
@@ -22,8 +24,6 @@ from worldbook.adapters.store.records import (
     now,
     utc,
 )
-from worldbook.core import limits
-from worldbook.core.drafts import BookDraft
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput, LimitExceeded
 

@@ -20,10 +20,10 @@ from worldbook.adapters.store.ordering import (
     renumber,
     spread_between,
 )
-from worldbook.adapters.store.records import EntryRecord, now
 from worldbook.adapters.store.usage import advance_job
 from worldbook.core import limits
 from worldbook.core.drafts import EntryDraft
+from worldbook.core.records import EntryRecord, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
 

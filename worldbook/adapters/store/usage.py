@@ -12,7 +12,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.adapters.store.records import (
+from worldbook.core.records import (
     USAGE_VIAS,
     EntryUsageRecord,
     ImportJobRecord,

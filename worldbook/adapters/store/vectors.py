@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_ids
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.adapters.store.records import EntryToIndex
 from worldbook.core.embed_text import entry_text
+from worldbook.core.records import EntryToIndex
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput
 from worldbook.ports import Vectors

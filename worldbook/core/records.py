@@ -1,4 +1,4 @@
-"""Plain, frozen records the store returns (never live ORM objects)."""
+"""Plain, frozen records the store returns (never live ORM objects); pure data, no SQL."""
 
 from __future__ import annotations
 
