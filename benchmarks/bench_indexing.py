@@ -19,15 +19,12 @@ The target is >= 90% of raw. Writes benchmarks/results/indexing.json (one run pe
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +34,7 @@ from workers.runtime import Indexer  # noqa: E402
 from worldbook.adapters.embedders import load_embedder  # noqa: E402
 from worldbook.adapters.queues import INDEX_QUEUE, CeleryIndexQueue, InProcessIndexQueue  # noqa: E402
 from worldbook.adapters.store import SqlStore, open_store  # noqa: E402
+from worldbook.bench.common import machine, now_iso, versions, write_results  # noqa: E402
 from worldbook.bench.indexing import pipeline_texts, raw_rate, xquad_drafts  # noqa: E402
 from worldbook.core.drafts import BookDraft, EntryDraft  # noqa: E402
 from worldbook.ports import Embedder  # noqa: E402
@@ -200,19 +198,10 @@ def main() -> None:
     for row in table:
         print(f"{row['path']:<14} {row['entries_per_s']:>10} {row['vs_raw']:>7.0%}")
 
-    versions = {
-        name: importlib.metadata.version(name)
-        for name in ("worldbook", "celery", "kombu", "redis", "numpy", "SQLAlchemy")
-    }
     result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-        },
-        "versions": versions,
+        "date": now_iso(),
+        "machine": machine(),
+        "versions": versions(("worldbook", "celery", "kombu", "redis", "numpy", "SQLAlchemy")),
         "embedder": args.embedder,
         "model_id": embedder.model_id,
         "entries": len(drafts),
@@ -232,8 +221,7 @@ def main() -> None:
     if RESULTS.is_file():
         runs = json.loads(RESULTS.read_text(encoding="utf-8")).get("runs", {})
     runs[args.embedder] = result
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"runs": runs}, indent=2) + "\n", encoding="utf-8")
+    write_results(RESULTS, {"runs": runs})
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 

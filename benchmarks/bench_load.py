@@ -21,8 +21,6 @@ Run: OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_load.py [--seconds 20] 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import json
 import os
 import platform
 import random
@@ -38,13 +36,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import sqlalchemy as sa
 
+from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.types import Message, ModelProfile
 from worldbook.service.components import Components
@@ -429,15 +427,7 @@ def usage_cost(
 # --- report -----------------------------------------------------------------------------------
 
 
-def versions() -> dict[str, str]:
-    names = ("worldbook", "fastapi", "starlette", "uvicorn", "httpx", "SQLAlchemy", "psycopg")
-    found = {"python": platform.python_version()}
-    for name in names:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    return found
+PACKAGES = ("worldbook", "fastapi", "starlette", "uvicorn", "httpx", "SQLAlchemy", "psycopg")
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
@@ -487,32 +477,23 @@ def main() -> None:
             workdir.mkdir()
             results.append(bench_backend(backend.strip(), args, workdir))
     print_table(results)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "bench_load",
-                "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                "machine": {
-                    "platform": platform.platform(),
-                    "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(),
-                },
-                "versions": versions(),
-                "parameters": {
-                    "seconds": args.seconds,
-                    "clients": args.clients,
-                    "entries": args.entries,
-                    "embedder": args.embedder,
-                    "server": "uvicorn, 1 worker, loopback",
-                    "profile": "input_window 32000, cl100k_base, tools",
-                },
-                "results": results,
+    write_results(
+        RESULTS,
+        {
+            "benchmark": "bench_load",
+            "date": now_iso(),
+            "machine": machine(),
+            "versions": {"python": platform.python_version(), **versions(PACKAGES)},
+            "parameters": {
+                "seconds": args.seconds,
+                "clients": args.clients,
+                "entries": args.entries,
+                "embedder": args.embedder,
+                "server": "uvicorn, 1 worker, loopback",
+                "profile": "input_window 32000, cl100k_base, tools",
             },
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
+            "results": results,
+        },
     )
     print(f"\nwrote {RESULTS.relative_to(ROOT)}")
 

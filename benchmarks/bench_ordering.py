@@ -15,17 +15,14 @@ Run: OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_ordering.py [--postgres
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import json
 import os
-import platform
 import random
+import sqlite3
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -33,6 +30,7 @@ import sqlalchemy as sa
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.adapters.store.engine import write_tx
 from worldbook.adapters.store.ordering import Target, renumber
+from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.core.drafts import BookDraft, EntryDraft
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,30 +152,19 @@ def main() -> None:
             f"{r['database']:<11}{r['workload']:<10}{r['sparse_ms']:>10}{r['naive_ms']:>10}"
             f"{r['speedup']:>9}{r['sparse_rows_written']:>16}{r['naive_rows_written']:>15}"
         )
-    versions = {
-        pkg: importlib.metadata.version(pkg) for pkg in ("SQLAlchemy", "sqlmodel", "psycopg")
-    }
-    versions["python"] = sys.version.split()[0]
-    versions["sqlite"] = __import__("sqlite3").sqlite_version
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "ordering",
-                "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                "machine": {
-                    "platform": platform.platform(),
-                    "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(),
-                },
-                "versions": versions,
-                "entries": ENTRIES,
-                "rows": rows,
-            },
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
+    found = versions(("SQLAlchemy", "sqlmodel", "psycopg"))
+    found["python"] = sys.version.split()[0]
+    found["sqlite"] = sqlite3.sqlite_version
+    write_results(
+        RESULTS,
+        {
+            "benchmark": "ordering",
+            "date": now_iso(),
+            "machine": machine(),
+            "versions": found,
+            "entries": ENTRIES,
+            "rows": rows,
+        },
     )
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 

@@ -17,10 +17,6 @@ Writes benchmarks/results/query_combination.json.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import random
 import sys
 from collections.abc import Sequence
@@ -32,6 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_xquad as bx
 
+from worldbook.bench import common
+from worldbook.bench.common import CachedEmbedder
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Vectors
 
@@ -51,7 +49,7 @@ COMBINATIONS = (
 
 
 class CacheOnly:
-    """Enough of an Embedder for ``bx.VectorCache``: the model id, and an error on a miss."""
+    """Enough of an Embedder for ``CachedEmbedder``: the model id, and an error on a miss."""
 
     max_passage_chars = 1500  # e5 and USE both chunk at 1,500 units
 
@@ -66,7 +64,7 @@ class CacheOnly:
 
 
 def hits_per_conversation(
-    data: bx.Data, cache: bx.VectorCache, model: CacheOnly, salt: str, per_lang: int
+    data: bx.Data, cache: CachedEmbedder, model: CacheOnly, salt: str, per_lang: int
 ) -> dict[str, np.ndarray]:
     """scenario -> (conversations, combinations) of 0/1 "gold paragraph in the top 5", all 11
     non-English languages (English is the pool's own language, reported apart in bench_xquad)."""
@@ -78,16 +76,11 @@ def hits_per_conversation(
         for lang in bx.LANGUAGES[1:]:
             qs = data.questions[lang]
             rng = random.Random(f"{lang}-{scenario}{salt}")  # salt "" = bench_xquad's sample
-            q_vectors = cache.get([q for _, q in qs], "query")
-            follow = cache.get([bx.FOLLOW_UP[lang]], "query")[0]
+            q_vectors = cache.embed_queries([q for _, q in qs])
+            follow = cache.embed_queries([bx.FOLLOW_UP[lang]])[0]
             for i in rng.sample(range(len(qs)), min(per_lang, len(qs))):
                 gold = qs[i][0]
-                others = [j for j in range(len(qs)) if qs[j][0] != gold]
-                picks = rng.sample(others, 5 if scenario == "drift" else 4)
-                messages = [q_vectors[j] for j in picks] + [q_vectors[i]]
-                if scenario == "follow-up":
-                    messages.append(follow)
-                queries = np.stack(messages)
+                queries = bx.conversation(scenario, qs, q_vectors, follow, i, rng)
                 rows.append(
                     [
                         int(f"p{gold}" in [h.entry_id for h in index.search(books, queries, k=5)])
@@ -120,8 +113,8 @@ def main() -> None:
     args = parser.parse_args()
     data = bx.load_data(quick=False)
     report: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cores": len(os.sched_getaffinity(0))},
+        "date": common.now_iso(),
+        "machine": common.machine(),
         "versions": bx.versions(),
         "default": DEFAULT_COMBINATION.label,
         "conversations_per_scenario": args.samples * args.per_lang * (len(bx.LANGUAGES) - 1),
@@ -129,7 +122,7 @@ def main() -> None:
     }
     for name, model_id in MODELS.items():
         model = CacheOnly(model_id)
-        cache = bx.VectorCache(model)  # type: ignore[arg-type]
+        cache = CachedEmbedder(model, bx.CACHE)  # type: ignore[arg-type]
         pooled: dict[str, list[np.ndarray]] = {"drift": [], "follow-up": []}
         for s in range(args.samples):
             salt = "" if s == 0 else f"-{s}"
@@ -150,8 +143,7 @@ def main() -> None:
                 f"{f['R@5']:11.3f}",
                 flush=True,
             )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    common.write_results(RESULTS, report, indent=1)
     print(f"\nwrote {RESULTS}")
 
 

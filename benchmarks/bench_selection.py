@@ -23,19 +23,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import datetime as dt  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from worldbook.adapters.tokenizers import get_tokenizer  # noqa: E402
+from worldbook.bench.common import machine, now_iso, percentiles, versions, write_results  # noqa: E402
 from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
 from worldbook.core.types import (  # noqa: E402
@@ -159,20 +157,9 @@ def build_conversation(rng: random.Random, book: LoreBook, length: int) -> list[
     return messages
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
 def summary(samples_s: list[float]) -> dict[str, float]:
-    ms = [s * 1000 for s in samples_s]
-    return {
-        "n": len(ms),
-        "p50_ms": round(pct(ms, 50), 4),
-        "p99_ms": round(pct(ms, 99), 4),
-        "mean_ms": round(statistics.fmean(ms), 4),
-        "max_ms": round(max(ms), 4),
-    }
+    """``common.percentiles`` under this file's key names (n, p50_ms, p99_ms, mean_ms, max_ms)."""
+    return {k if k == "n" else f"{k}_ms": v for k, v in percentiles(samples_s).items()}
 
 
 def st_keys(book: LoreBook) -> list[str]:
@@ -312,29 +299,13 @@ def main() -> None:
         ratios["compiled_per_turn_over_matcher_p50"] >= 20,
     )
 
-    cpu_model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     result = {
         "benchmark": "selection",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(),
-            "cpu": cpu_model or platform.processor(),
-            "cpu_count": os.cpu_count(),
-            "pinned_to_one_core": hasattr(os, "sched_setaffinity"),
-        },
+        "date": now_iso(),
+        "machine": {**machine(), "pinned_to_one_core": hasattr(os, "sched_setaffinity")},
         "versions": {
             "python": platform.python_version(),
-            **{
-                pkg: metadata.version(pkg)
-                for pkg in ("numpy", "pyahocorasick", "tiktoken", "worldbook")
-            },
+            **versions(("numpy", "pyahocorasick", "tiktoken", "worldbook")),
         },
         "setup": {
             "entries": args.entries,
@@ -344,7 +315,7 @@ def main() -> None:
             "semantic_hits_per_turn": args.k,
             "tokenizer": tokenizer.id,
             "input_window": profile.input_window,
-            "entry_tokens_p50": pct([float(e.tokens) for e in book.entries], 50),
+            "entry_tokens_p50": float(np.percentile([e.tokens for e in book.entries], 50)),
             "entry_tokens_max": max(e.tokens for e in book.entries),
             "share_entries_over_cut": round(
                 sum(e.tokens > rules.full_entry_tokens_max for e in book.entries)
@@ -359,8 +330,7 @@ def main() -> None:
         "results": rows,
         "ratios": ratios,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_results(RESULTS, result)
     print(f"wrote {RESULTS}")
 
 

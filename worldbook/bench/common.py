@@ -1,10 +1,13 @@
 """Shared pieces of the benchmark suites: where the data lives, the on-disk embedding cache,
-percentiles, and the machine/version block every results file carries."""
+percentiles, the machine/version block every results file carries, and writing that file.
+
+The issue scripts in ``benchmarks/`` import these too, so each helper exists once."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 import platform
 import time
@@ -87,9 +90,9 @@ class BenchConfig:
 class VectorCache:
     """Vectors on disk, keyed by model id, kind (passage/query) and the text's SHA-256.
 
-    Layout: ``<dir>/<sha256(model_id)[:16]>/`` as ``benchmarks/bench_xquad.py`` writes it. We
-    read its ``{kind}.npz`` too but write only our own ``bench-{kind}.npz`` (atomically), so two
-    processes filling the cache at once never overwrite each other's vectors. A vector is a
+    Layout: ``<dir>/<sha256(model_id)[:16]>/``. We read the ``{kind}.npz`` that older runs of
+    ``benchmarks/bench_xquad.py`` wrote but write only ``bench-{kind}.npz`` (atomically, per
+    process file then rename), so a reader never sees a half-written file. A vector is a
     pure function of (model id, text): the model id names the exact model version.
     """
 
@@ -212,9 +215,10 @@ def machine() -> dict[str, Any]:
     }
 
 
-def versions() -> dict[str, str]:
+def versions(names: Sequence[str] = PACKAGES) -> dict[str, str]:
+    """Installed version of each distribution in ``names`` ("not installed" when absent)."""
     found: dict[str, str] = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -224,6 +228,12 @@ def versions() -> dict[str, str]:
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def write_results(path: Path, report: dict[str, Any], *, indent: int = 2) -> None:
+    """Write one results JSON (UTF-8, trailing newline), creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 class OneCore:

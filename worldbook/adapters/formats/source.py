@@ -224,3 +224,26 @@ class Fields:
     def rest(self) -> JSONDict:
         """Every key not read exactly, verbatim."""
         return {k: v for k, v in self.obj.items() if k not in self.used}
+
+    def entry_list(self, name: str, where: str, *, required: bool = False) -> list[Any]:
+        """The array of entries under ``name``, marked used and held to the per-book limit.
+
+        A missing (null) array reads as empty unless ``required``.
+        """
+        value = self.obj.get(name)
+        items = require_list(value if required else or_default(value, []), where)
+        self.used.add(name)
+        check_count(len(items), where)
+        return items
+
+    def keep_rest(self, extensions: JSONDict, namespace: str) -> None:
+        """Store :meth:`rest`, if any, as ``extensions[namespace]`` so export can write it back."""
+        rest = self.rest()
+        if rest:
+            extensions[namespace] = rest
+
+    def finish(self, entry: SourceEntry, namespace: str) -> SourceEntry:
+        """``entry`` with this object's unread keys kept under ``namespace`` and its notes."""
+        self.keep_rest(entry.extensions, namespace)
+        entry.notes.extend(self.notes)
+        return entry
