@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 
 from worldbook.adapters.tokenizers import get_tokenizer  # noqa: E402
 from worldbook.bench.common import machine, now_iso, percentiles, versions, write_results  # noqa: E402
+from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, WORD_SYLLABLES  # noqa: E402
 from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
 from worldbook.core.types import (  # noqa: E402
@@ -48,52 +49,8 @@ from worldbook.core.types import (  # noqa: E402
 from worldbook.testing import HashingEmbedder  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "selection.json"
-# Names and ordinary words come from disjoint syllable sets, as in real lore: ordinary prose
-# does not spell entry names by accident, and names show up when someone writes them.
-NAME_SYLLABLES = [
-    "ka",
-    "lo",
-    "ri",
-    "an",
-    "el",
-    "dor",
-    "mir",
-    "tha",
-    "us",
-    "en",
-    "gal",
-    "ve",
-    "sar",
-    "on",
-    "ith",
-    "bel",
-    "qua",
-    "zu",
-    "fen",
-    "ro",
-]
-WORD_SYLLABLES = [
-    "the",
-    "pa",
-    "mo",
-    "ni",
-    "se",
-    "bu",
-    "to",
-    "de",
-    "li",
-    "ma",
-    "co",
-    "fi",
-    "gu",
-    "ne",
-    "so",
-    "ha",
-    "pe",
-    "ti",
-    "wa",
-]
-CJK = "東京山川花月風雪龍城王国森海光影星夜"
+# Names and ordinary words come from the disjoint syllable sets of worldbook.bench.synthetic, as
+# in real lore: ordinary prose does not spell entry names by accident.
 
 
 def _name(rng: random.Random) -> str:

