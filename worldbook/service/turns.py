@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from worldbook.adapters.store import BookRecord
+from worldbook.adapters.store import BookRecord, TargetKind
 from worldbook.core import limits
 from worldbook.core.matching import normalize
 from worldbook.core.rendering import RenderedPrompt, render
@@ -95,9 +95,13 @@ def resolve_books(
             field="books",
         )
     wanted: list[tuple[str, str | None, bool]] = [(b, None, True) for b in source.book_ids]
-    for kind, target in (("story", source.story_id), ("novel", source.novel_id)):
+    owners: tuple[tuple[TargetKind, str | None], ...] = (
+        ("story", source.story_id),
+        ("novel", source.novel_id),
+    )
+    for kind, target in owners:
         if target:
-            wanted += [(b, None, False) for b in parts.store.attachments_for(kind, target)]  # type: ignore[arg-type]
+            wanted += [(b, None, False) for b in parts.store.attachments_for(kind, target)]
     for member in source.characters:
         label = member.name or member.character_id
         ids = parts.store.attachments_for("character", member.character_id)
