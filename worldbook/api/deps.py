@@ -1,6 +1,6 @@
 """Request dependencies: the components, and who is calling.
 
-Two headers identify a caller (decision in docs/decisions.d/api.md):
+Two headers identify a caller (decision in docs/decisions.md):
 - the calling *app* proves itself with an API key, ``Authorization: Bearer <key>`` or
   ``X-API-Key: <key>`` (created and revoked with ``worldbook keys``; stored hashed);
 - the app names the *acting user* in ``X-Worldbook-User``; ownership and visibility are enforced

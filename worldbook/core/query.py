@@ -3,7 +3,7 @@
 The vector index scores every row against every recent message separately (a ``(messages, rows)``
 matrix, oldest message first, over every candidate row of the search) and this module turns that
 matrix into one score per row. The methods below were compared on XQuAD conversations
-(``benchmarks/bench_xquad.py``, recorded in ``docs/decisions.d/embeddings.md``);
+(``benchmarks/bench_xquad.py``, recorded in ``docs/decisions.md``);
 :data:`DEFAULT_COMBINATION` is the measured choice.
 
 Weights are by recency only: the index receives message vectors, not roles, and the comparison
@@ -65,7 +65,7 @@ class QueryCombination:
 
 
 DEFAULT_COMBINATION = QueryCombination(Method.CENTRED_RECENCY_MAX, decay=0.45)
-"""The measured choice (``docs/decisions.d/embeddings.md``): within 0.01 R@5 of the newest message
+"""The measured choice (``docs/decisions.md``): within 0.01 R@5 of the newest message
 alone when the conversation drifted, with e5 and with USE, and it keeps the topic through a bare
 "tell me more" (e5 follow-up R@5 0.02 -> 0.68). Centring makes the weighting independent of a
 model's score range: e5's cosines sit in 0.7-0.9, where a raw ``0.5 * score`` never competes."""

@@ -150,7 +150,7 @@ def _unique_books(turn: Turn, draft: _Draft) -> list[LoreBook]:
             continue
         via = f" via {book.character}" if book.character else ""
         kept = f" (kept for {first.character})" if first.character else ""
-        # A book-level record: entry_id is empty (see docs/decisions.d/selection.md).
+        # A book-level record: entry_id is empty (see docs/decisions.md).
         draft.record(
             "", book.id, book.title, Decision.LEFT_OUT, f"duplicate book: reached again{via}{kept}"
         )

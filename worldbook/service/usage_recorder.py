@@ -11,7 +11,7 @@ Measured in benchmarks/bench_load.py: writing in-line added a write transaction 
 (+8 ms p50 on SQLite, +19 ms on PostgreSQL), and one transaction per turn in the background
 could not keep up with ~200 turns/s on 2 cores.
 
-Consequences, written down in docs/decisions.d/api.md:
+Consequences, written down in docs/decisions.md:
 - counts are eventually consistent: a turn shows in the statistics once the thread wrote it,
   normally within milliseconds; readers in the same process call :meth:`flush` first, so a
   single-process deployment (and the tests) read their own writes;

@@ -50,7 +50,7 @@ def create_engine(url: str) -> sa.Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
             # With WAL, NORMAL syncs only at checkpoints, not at every commit: the database
             # stays consistent after a crash or power loss; only the last commits may be
-            # lost (https://www.sqlite.org/pragma.html#pragma_synchronous). docs/decisions.d.
+            # lost (https://www.sqlite.org/pragma.html#pragma_synchronous). docs/decisions.md.
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 

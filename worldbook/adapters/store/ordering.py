@@ -4,7 +4,7 @@ Entries carry integer positions spaced :data:`GAP` apart. Moving or inserting k 
 two neighbours gives them evenly spread positions inside the gap, so a move writes only the k
 moved rows. Only when the gap holds fewer than k free integers is the whole book renumbered
 (positions GAP, 2·GAP, …) — after about log2(GAP) = 10 repeated insertions at the same spot.
-Measured in benchmarks/bench_ordering.py; the decision is in docs/decisions.d/store.md.
+Measured in benchmarks/bench_ordering.py; the decision is in docs/decisions.md.
 """
 
 from __future__ import annotations
