@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, book_record, check_user_id, new_id
 from worldbook.adapters.store.engine import read_tx, write_tx
+from worldbook.adapters.store.ordering import GAP
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft
 from worldbook.core.records import (
@@ -119,32 +120,44 @@ class BooksMixin(StoreBase):
         limits.validate_book_draft(draft, field="book")
         if draft.visibility == Visibility.PUBLIC:
             limits.check_publish(0, field="book.visibility")
-        stamp = now()
         book_id = new_id()
         with write_tx(self._engine) as conn:
             self._ensure_user(conn, owner_id)
-            conn.execute(
-                sa.insert(t.books).values(
-                    id=book_id,
-                    owner_id=owner_id,
-                    title=draft.title,
-                    description=draft.description,
-                    tags=list(draft.tags),
-                    visibility=Visibility(draft.visibility).value,
-                    mode=BookMode(draft.mode).value,
-                    settings=dict(draft.settings),
-                    extensions=dict(draft.extensions),
-                    created_at=stamp,
-                    updated_at=stamp,
-                    deleted_at=None,
-                    version=1,
-                    index_version=0,
-                    entry_count=0,
-                )
-            )
-            self._write_tags(conn, book_id, draft.tags)
-            conn.execute(sa.insert(t.book_usage).values(book_id=book_id, turns=0))
+            self._insert_book(conn, book_id, owner_id, draft, entry_count=0)
             return self._lock_book(conn, book_id)
+
+    def _insert_book(
+        self,
+        conn: sa.Connection,
+        book_id: str,
+        owner_id: str,
+        draft: BookDraft,
+        *,
+        entry_count: int,
+    ) -> None:
+        """The book row, its tag rows and its usage row (inside the caller's transaction)."""
+        stamp = now()
+        conn.execute(
+            sa.insert(t.books).values(
+                id=book_id,
+                owner_id=owner_id,
+                title=draft.title,
+                description=draft.description,
+                tags=list(draft.tags),
+                visibility=Visibility(draft.visibility).value,
+                mode=BookMode(draft.mode).value,
+                settings=dict(draft.settings),
+                extensions=dict(draft.extensions),
+                created_at=stamp,
+                updated_at=stamp,
+                deleted_at=None,
+                version=1,
+                index_version=0,
+                entry_count=entry_count,
+            )
+        )
+        self._write_tags(conn, book_id, draft.tags)
+        conn.execute(sa.insert(t.book_usage).values(book_id=book_id, turns=0))
 
     def _write_tags(self, conn: sa.Connection, book_id: str, tags: list[str]) -> None:
         conn.execute(sa.delete(t.book_tags).where(t.book_tags.c.book_id == book_id))
@@ -277,27 +290,9 @@ class BooksMixin(StoreBase):
         with write_tx(self._engine) as conn:
             source = self._lock_book(conn, book_id)
             self._ensure_user(conn, new_owner_id)
-            conn.execute(
-                sa.insert(t.books).values(
-                    id=new_book,
-                    owner_id=new_owner_id,
-                    title=source.title,
-                    description=source.description,
-                    tags=list(source.tags),
-                    visibility=Visibility.PRIVATE.value,
-                    mode=source.mode.value,
-                    settings=dict(source.settings),
-                    extensions=dict(source.extensions),
-                    created_at=stamp,
-                    updated_at=stamp,
-                    deleted_at=None,
-                    version=1,
-                    index_version=0,
-                    entry_count=source.entry_count,
-                )
-            )
-            self._write_tags(conn, new_book, list(source.tags))
-            conn.execute(sa.insert(t.book_usage).values(book_id=new_book, turns=0))
+            draft = source.to_draft()
+            draft.visibility = Visibility.PRIVATE
+            self._insert_book(conn, new_book, new_owner_id, draft, entry_count=source.entry_count)
             rows = conn.execute(
                 sa.select(t.entries)
                 .where(t.entries.c.book_id == book_id)
@@ -311,7 +306,7 @@ class BooksMixin(StoreBase):
                 copy.update(
                     id=id_map[row["id"]],
                     book_id=new_book,
-                    position=1024 * (i + 1),
+                    position=GAP * (i + 1),
                     created_at=stamp,
                     updated_at=stamp,
                 )
