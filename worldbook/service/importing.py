@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from worldbook.adapters.formats import ImportedBook, export_book, parse_book
+from worldbook.adapters.formats import export_book, parse_book
 from worldbook.core import limits
 from worldbook.core.limits import LIMITS
 from worldbook.core.types import BookMode
@@ -44,13 +44,6 @@ class ImportResult:
         }
 
 
-def parse_upload(
-    data: bytes, *, mode: BookMode, filename: str | None, max_bytes: int
-) -> ImportedBook:
-    """Parse a file, refusing anything larger than ``max_bytes`` before reading it."""
-    return parse_book(data, mode=mode, filename=filename, max_bytes=max_bytes)
-
-
 def import_book(
     parts: Components,
     *,
@@ -68,7 +61,7 @@ def import_book(
             the CLI passes False and imports up to the 2,000-entry book limit in batches.
         on_batch: ``on_batch(done, total)`` after each batch (progress bars).
     """
-    parsed = parse_upload(
+    parsed = parse_book(
         data, mode=mode, filename=filename, max_bytes=parts.settings.max_upload_bytes
     )
     total = len(parsed.entries)

@@ -1,22 +1,24 @@
-"""The few numbers the importers need, in one place.
+"""The numbers the importers need, in one place.
 
-These mirror DESIGN §6 (entry title 2–100, lore 20–20,000 with wide characters counting twice,
-aliases ≤50 each ≤120, book title ≤120, description ≤2,000, entries per book 2,000). A teammate
-owns ``worldbook/core/limits.py``; the lead will fold these into it later.
+The DESIGN §6 limits are not repeated here: they come from :data:`worldbook.core.limits.LIMITS`,
+under the short names the readers and the mapping use. The hostile-input bounds below are the
+importers' own.
 """
 
 from __future__ import annotations
 
-TITLE_MIN = 2
-TITLE_MAX = 100
-LORE_MIN_WORLD = 20
-LORE_MIN_CLASSIC = 1
-LORE_MAX = 20_000
-ALIASES_MAX = 50
-ALIAS_MAX_CHARS = 120
-BOOK_TITLE_MAX = 120
-BOOK_DESCRIPTION_MAX = 2_000
-ENTRIES_PER_BOOK_MAX = 2_000
+from worldbook.core.limits import LIMITS
+
+TITLE_MIN = LIMITS.entry_title_min
+TITLE_MAX = LIMITS.entry_title_max
+LORE_MIN_WORLD = LIMITS.lore_min
+LORE_MIN_CLASSIC = LIMITS.classic_lore_min
+LORE_MAX = LIMITS.lore_max
+ALIASES_MAX = LIMITS.aliases_max
+ALIAS_MAX_CHARS = LIMITS.alias_max
+BOOK_TITLE_MAX = LIMITS.book_title_max
+BOOK_DESCRIPTION_MAX = LIMITS.book_description_max
+ENTRIES_PER_BOOK_MAX = LIMITS.entries_per_book
 
 # Hostile-input bounds (ours, not DESIGN's): what we agree to read at all.
 MAX_BYTES_DEFAULT = 20 * 1024 * 1024

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -22,6 +21,7 @@ from worldbook.adapters.formats import limits
 from worldbook.adapters.formats.decorators import split_decorators
 from worldbook.adapters.formats.source import SourceBook, SourceEntry
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.limits import weighted_length
 from worldbook.core.types import BookMode
 
 MARKER = "worldbook"  # extension key our exporters write (the display comment, book settings)
@@ -47,7 +47,7 @@ def weighted_len(text: str, enough: int | None = None) -> int:
     """
     if enough is not None and len(text) >= enough:
         return len(text)  # every character counts at least one
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return weighted_length(text)
 
 
 def shorten(text: str, limit: int) -> str:
