@@ -65,5 +65,6 @@ def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer
         settings.embedder,
         threads=embed_threads(settings, processes),
         device=settings.embed_device,
+        e5_engine=settings.e5_engine,
     )
     return Indexer(store=store, embedder=embedder, batch_size=settings.index_batch_size)

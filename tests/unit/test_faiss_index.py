@@ -137,6 +137,15 @@ def test_is_a_vector_index() -> None:
     assert isinstance(_index({}), VectorIndex)
 
 
+def test_searches_run_on_one_openmp_thread() -> None:
+    # Small per-turn searches lose to OpenMP fan-out, and spin when cores are short (issue 7).
+    import faiss
+
+    faiss.omp_set_num_threads(2)
+    _index({})
+    assert faiss.omp_get_max_threads() == 1
+
+
 def test_books_are_cached_and_evicted_least_recently_used() -> None:
     rng = np.random.default_rng(2)
     books = {name: (["e1", "e2"], _unit(rng, 2)) for name in "abc"}

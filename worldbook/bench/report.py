@@ -276,21 +276,27 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
         'without the model); "embed" = embedding one such message alone.',
         "",
     ]
+    if lat.get("embed_baseline"):
+        lines[-1:-1] = [
+            f'"embed, baseline" = the same messages embedded by {lat["embed_baseline"]} '
+            "(the engine the default replaced), in the same run.",
+        ]
     rows = []
     for n, b in lat["books"].items():
         sel, scan = b["selection_ms"], b["scan_baseline_ms"]
         turn, emb = b.get("turn_ms"), b.get("embed_ms")
-        cached = b.get("turn_cached_messages_ms")
+        cached, base = b.get("turn_cached_messages_ms"), b.get("embed_baseline_ms")
         ratio = scan["p50"] / sel["p50"] if sel["p50"] else float("nan")
         rows.append([
             n, str(b["keys"]), _f(sel["p50"], 3), _f(sel["p99"], 3), _f(scan["p50"], 1),
             _f(scan["p99"], 1), f"{ratio:.1f}×", _f(turn and turn["p50"], 1),
             _f(turn and turn["p99"], 1), _f(cached and cached["p50"], 1), _f(emb and emb["p50"], 1),
-            _f(b["matcher_build_ms"], 0),
+            _f(base and base["p50"], 1), _f(b["matcher_build_ms"], 0),
         ])  # fmt: skip
     lines += _table(
         ["entries", "keys", "select p50", "select p99", "scan p50", "scan p99", "scan/select",
-         "turn p50", "turn p99", "turn p50, msgs cached", "embed p50", "matcher build"],
+         "turn p50", "turn p99", "turn p50, msgs cached", "embed p50", "embed p50, baseline",
+         "matcher build"],
         rows,
     )  # fmt: skip
     pool = lat.get("pool")

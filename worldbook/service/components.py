@@ -55,7 +55,10 @@ class Components:
         self.store: SqlStore = store
         self.rules: SelectionRules = settings.selection_rules()
         self.embedder: Embedder = embedder or load_embedder(
-            settings.embedder, threads=settings.embed_threads, device=settings.embed_device
+            settings.embedder,
+            threads=settings.embed_threads,
+            device=settings.embed_device,
+            e5_engine=settings.e5_engine,
         )
         self.model_id = self.embedder.model_id
         self.vector_index = FaissIndex(

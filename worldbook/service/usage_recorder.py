@@ -1,11 +1,12 @@
 """Usage recording off the turn path (issue 6 item 5: "must not slow the turn path").
 
 A real turn hands its usage — the turn's books and (entry id, via) pairs — to a
-:class:`UsageRecorder` and returns at once. One background thread takes *every* turn queued since
-its last write, sums them (per-book turn counts, per-entry per-via counts; inside one turn an
-entry counts once, first via wins, as in ``SqlStore.record_turn_usage``) and writes the sums in one
-transaction. Under light traffic that is one small write per turn; under heavy traffic the batches
-grow while a write runs, so the write rate stays flat whatever the turn rate.
+:class:`UsageRecorder` and returns at once. One background thread waits ``write_interval``
+seconds after the first turn it sees, takes *every* turn queued by then, sums them (per-book turn
+counts, per-entry per-via counts; inside one turn an entry counts once, first via wins, as in
+``SqlStore.record_turn_usage``) and writes the sums in one transaction: at most a few writes a
+second whatever the turn rate. Writing after every turn cost the next turns their CPU on a busy
+core (the writer's transaction ran while they did; issue 7's turn-latency measurements).
 
 Measured in benchmarks/bench_load.py: writing in-line added a write transaction to every turn
 (+8 ms p50 on SQLite, +19 ms on PostgreSQL), and one transaction per turn in the background
@@ -13,7 +14,7 @@ could not keep up with ~200 turns/s on 2 cores.
 
 Consequences, written down in docs/decisions.md:
 - counts are eventually consistent: a turn shows in the statistics once the thread wrote it,
-  normally within milliseconds; readers in the same process call :meth:`flush` first, so a
+  normally within ``write_interval``; readers in the same process call :meth:`flush` first, so a
   single-process deployment (and the tests) read their own writes;
 - the backlog is bounded (``max_pending`` turns); beyond it turns are dropped from the
   statistics with a warning rather than growing memory without limit while the database is
@@ -58,13 +59,23 @@ class UsageRecorder:
         write: applies summed counts in one transaction.
         max_pending: turns held while the writer is behind (or the database is down); more are
             dropped and counted in :attr:`dropped`.
+        write_interval: seconds the writer gathers turns before one write (:meth:`flush` and
+            :meth:`close` cut it short).
     """
 
-    def __init__(self, write: WriteCounts, *, max_pending: int = 100_000) -> None:
+    def __init__(
+        self, write: WriteCounts, *, max_pending: int = 100_000, write_interval: float = 0.25
+    ) -> None:
         if max_pending < 1:
             raise InvalidInput(f"max_pending must be ≥ 1; got {max_pending}.", field="max_pending")
+        if write_interval < 0:
+            raise InvalidInput(
+                f"write_interval must be ≥ 0 seconds; got {write_interval}.", field="write_interval"
+            )
         self._write = write
         self._max_pending = max_pending
+        self._interval = write_interval
+        self._flushing = 0
         self._pending: deque[Turn] = deque()
         self._cond = threading.Condition()
         self._writing = 0
@@ -91,12 +102,18 @@ class UsageRecorder:
                     target=self._run, name="worldbook-usage", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify_all()
+            if len(self._pending) == 1:  # the writer only waits for the first turn of a batch
+                self._cond.notify_all()
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every queued turn is written; False on timeout."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._pending and not self._writing, timeout)
+            self._flushing += 1
+            self._cond.notify_all()
+            try:
+                return self._cond.wait_for(lambda: not self._pending and not self._writing, timeout)
+            finally:
+                self._flushing -= 1
 
     def pending(self) -> int:
         with self._cond:
@@ -119,6 +136,7 @@ class UsageRecorder:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._pending or self._stopping)
+                self._cond.wait_for(lambda: self._stopping or self._flushing, self._interval)
                 if self._stopping:
                     return
                 batch = list(self._pending)

