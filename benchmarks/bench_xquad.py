@@ -1,7 +1,7 @@
 """XQuAD retrieval through the engine's own path, against the raw models, plus speed.
 
-Pool: the 240 English XQuAD paragraphs as entries of 4 books (by article), titled neutrally
-"Paragraph N" so the title gives nothing away. Queries: the 1,190 questions in each of the 12
+Pool: the 240 English XQuAD paragraphs as entries of 4 books (by article), all titled
+"Paragraph" so the title gives nothing away. Queries: the 1,190 questions in each of the 12
 languages. Engine path = ``worldbook.core.embed_text`` (entry text, chunking) + the embedder
 adapter + ``FaissIndex`` (query combination, best chunk, merge across books). Raw path = the same
 model on the bare paragraph and the bare question, brute-force cosine in numpy.
@@ -33,7 +33,14 @@ from worldbook.adapters.embedders import load_embedder
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.xquad import BOOKS, LANGUAGES, quick_pool, read_english, read_questions
+from worldbook.bench.xquad import (
+    BOOKS,
+    LANGUAGES,
+    NEUTRAL_TITLE,
+    quick_pool,
+    read_english,
+    read_questions,
+)
 from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Embedder, Vectors
@@ -116,7 +123,7 @@ def engine_index(
     for i in data.pool:
         entry_ids, texts = rows[data.book_of[i]]
         context = data.paragraphs[i]
-        for text in passage_texts(f"Paragraph {i + 1}", (), context, embedder.max_passage_chars):
+        for text in passage_texts(NEUTRAL_TITLE, (), context, embedder.max_passage_chars):
             entry_ids.append(f"p{i}")
             texts.append(text)
     vectors = {b: (ids, cache.embed_passages(texts)) for b, (ids, texts) in rows.items()}

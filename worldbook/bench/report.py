@@ -197,7 +197,7 @@ def _xquad_md(r: dict[str, Any]) -> list[str]:
     lines = [
         "## XQuAD cross-lingual retrieval",
         "",
-        f'{info["pool"]} English paragraphs as entries (titled "Paragraph N"), questions in '
+        f'{info["pool"]} English paragraphs as entries (all titled "Paragraph"), questions in '
         f"12 languages ({info['questions_per_language']['en']} per language) as the newest "
         "message. `raw:` = the model on bare texts by brute force; `st-vector-storage` counts "
         "a question as found only inside its top 5 above 0.25; `list-order` ranks by position. "

