@@ -40,10 +40,11 @@ def fuzz_target(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _schema_app() -> Any:
-    """An app for reading the schema only (collection time; it opens no database)."""
+    """An app for reading the schema only (collection time). Reading the schema may start the
+    app, so its database is in memory: nothing is written into the checkout."""
     from worldbook.settings import WorldbookSettings
 
-    return create_app(WorldbookSettings(embedder="fake", data_dir=Path("unused")))
+    return create_app(WorldbookSettings(embedder="fake", database_url="sqlite://"))
 
 
 # schemathesis' lazy ``from_fixture`` loader breaks on pytest 9 (it rewrites a private node
