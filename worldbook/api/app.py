@@ -2,8 +2,9 @@
 
 Settings are built only when the factory is called, never at import. An app built from settings
 owns its :class:`Components`: they are built at startup (opening and migrating the database,
-starting the in-process indexer) and closed at shutdown. Components passed in (tests, embedding
-the app in another process) belong to the caller, who closes them.
+starting the in-process indexer, loading the embedding model in the background) and closed at
+shutdown. Components passed in (tests, embedding the app in another process) belong to the
+caller, who closes them.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def create_app(
         owned = components is None
         if owned:
             app.state.components = Components(resolved)
+            app.state.components.warm_up_in_background()
         try:
             yield
         finally:

@@ -17,7 +17,7 @@ from worldbook.adapters.store import BookRecord, SqlStore, open_store
 from worldbook.adapters.tokenizers.registry import canonical_tokenizer_id, get_tokenizer
 from worldbook.core.matching import MatcherCache
 from worldbook.core.types import SelectionRules
-from worldbook.errors import QueueUnavailable
+from worldbook.errors import QueueUnavailable, WorldbookError
 from worldbook.ports import Embedder, IndexQueue
 from worldbook.service.indexing import IndexReport, index_entries
 from worldbook.service.lore_books import LoreBookCache
@@ -148,6 +148,22 @@ class Components:
             # The write that asked for indexing already succeeded; the periodic sweep finds
             # the unindexed entries once the broker is back (DESIGN §4 "Queue").
             logger.warning("indexing not queued, the sweep will retry: %s", exc)
+
+    def warm_up_in_background(self) -> threading.Thread:
+        """Load the embedding model now, off the request path, so the first turn after a start
+        does not pay for it (torch import, dequantising and packing: ~3.4 s for e5-small). A
+        turn that arrives meanwhile waits for the same load (the embedder loads once, under a
+        lock)."""
+
+        def load() -> None:
+            try:
+                self.embedder.embed_queries(["warm-up"])
+            except WorldbookError as exc:  # the first real turn reports it to its caller
+                logger.warning("embedding model not loaded at start: %s", exc)
+
+        thread = threading.Thread(target=load, name="worldbook-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     def close(self) -> None:
         stop = getattr(self.queue, "stop", None) or getattr(self.queue, "close", None)
