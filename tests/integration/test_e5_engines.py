@@ -99,6 +99,12 @@ def test_a_batch_gives_the_vectors_of_its_texts_alone(torch_engine: TorchE5Embed
     assert np.sum(batch * alone, axis=1).min() >= 0.9999
 
 
+def test_a_lone_surrogate_is_read_as_a_question_mark(torch_engine: TorchE5Embedder) -> None:
+    # JSON lets a client send "\ud800"; it must not fail the turn or the indexing batch.
+    broken, replaced = torch_engine.embed_queries(["x\ud800y", "x?y"])
+    assert float(broken @ replaced) == pytest.approx(1.0, abs=1e-6)
+
+
 def test_float32_matmuls_agree_with_bfloat16(weights: E5Weights) -> None:
     fast = E5TorchEncoder(weights)
     exact = E5TorchEncoder(weights, bf16=False)

@@ -29,6 +29,9 @@ class E5Tokenizer:
         self._table = dict(weights.normalisation)
 
     def normalise(self, text: str) -> str:
+        # A lone surrogate (JSON allows "\ud800") is not text: it becomes "?" instead of
+        # failing the whole batch.
+        text = text.encode("utf-8", "replace").decode("utf-8")
         return _SPACE_RUNS.sub(" ", text.translate(self._table))
 
     def content_ids(self, texts: list[str]) -> list[list[int]]:
