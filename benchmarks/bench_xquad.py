@@ -36,12 +36,11 @@ from worldbook.bench.common import CachedEmbedder
 from worldbook.bench.xquad import (
     BOOKS,
     LANGUAGES,
-    NEUTRAL_TITLE,
+    paragraph_index,
     quick_pool,
     read_english,
     read_questions,
 )
-from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Embedder, Vectors
 from worldbook.service.query_embeddings import QueryEmbeddings
@@ -118,17 +117,13 @@ def metrics(ranks: Sequence[int]) -> dict[str, float]:
 def engine_index(
     data: Data, cache: Embedder, embedder: Embedder, combination: QueryCombination
 ) -> tuple[FaissIndex, int]:
-    """FaissIndex over the paragraphs as entries (chunked as the engine chunks them)."""
-    rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
-    for i in data.pool:
-        entry_ids, texts = rows[data.book_of[i]]
-        context = data.paragraphs[i]
-        for text in passage_texts(NEUTRAL_TITLE, (), context, embedder.max_passage_chars):
-            entry_ids.append(f"p{i}")
-            texts.append(text)
-    vectors = {b: (ids, cache.embed_passages(texts)) for b, (ids, texts) in rows.items()}
-    n_rows = sum(len(ids) for ids, _ in vectors.values())
-    return FaissIndex(lambda book_id: vectors[book_id], combination=combination), n_rows
+    """FaissIndex over the pool's paragraphs as entries (chunked as the engine chunks them)."""
+    return paragraph_index(
+        [(i, data.book_of[i], data.paragraphs[i]) for i in data.pool],
+        cache,
+        max_units=embedder.max_passage_chars,
+        combination=combination,
+    )
 
 
 def retrieval(data: Data, embedder: Embedder, cache: Embedder) -> dict[str, Any]:

@@ -274,13 +274,13 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
         "book in SQLite with one new user message (≤ 50 words) embedded by the default model; "
         '"msgs cached" = the same turns again with every message\'s vector cached (the turn '
         'without the model); "embed" = embedding one such message alone.',
-        "",
     ]
     if lat.get("embed_baseline"):
-        lines[-1:-1] = [
+        lines.append(
             f'"embed, baseline" = the same messages embedded by {lat["embed_baseline"]} '
-            "(the engine the default replaced), in the same run.",
-        ]
+            "(the engine the default replaced), in the same run."
+        )
+    lines.append("")
     rows = []
     for n, b in lat["books"].items():
         sel, scan = b["selection_ms"], b["scan_baseline_ms"]

