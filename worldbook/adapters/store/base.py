@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -44,6 +44,16 @@ def check_ids(ids: Sequence[str], *, field: str = "ids") -> list[str]:
     if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
         raise InvalidInput(f"{field} must be a list of entry ids.", field=field)
     return list(dict.fromkeys(ids))
+
+
+def check_known_fields(changes: Mapping[str, Any], known: Collection[str], *, kind: str) -> None:
+    """Reject an update naming a field the ``kind`` (book, entry) does not have."""
+    unknown = sorted(set(changes) - set(known))
+    if unknown:
+        raise InvalidInput(
+            f"unknown {kind} field {unknown[0]!r}; known: {', '.join(sorted(known))}.",
+            field=unknown[0],
+        )
 
 
 def book_record(row: Mapping[Any, Any]) -> BookRecord:

@@ -11,7 +11,13 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, book_record, check_user_id, new_id
+from worldbook.adapters.store.base import (
+    StoreBase,
+    book_record,
+    check_known_fields,
+    check_user_id,
+    new_id,
+)
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.ordering import GAP
 from worldbook.core import limits
@@ -175,12 +181,7 @@ class BooksMixin(StoreBase):
 
     def update_book(self, book_id: str, **changes: Any) -> BookRecord:
         """Change book fields (any of :class:`BookDraft`'s); publishing needs 10 entries."""
-        unknown = sorted(set(changes) - BOOK_FIELDS)
-        if unknown:
-            raise InvalidInput(
-                f"unknown book field {unknown[0]!r}; known: {', '.join(sorted(BOOK_FIELDS))}.",
-                field=unknown[0],
-            )
+        check_known_fields(changes, BOOK_FIELDS, kind="book")
         with write_tx(self._engine) as conn:
             book = self._lock_book(conn, book_id)
             draft = book.to_draft()

@@ -9,7 +9,13 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, check_ids, entry_record, new_id
+from worldbook.adapters.store.base import (
+    StoreBase,
+    check_ids,
+    check_known_fields,
+    entry_record,
+    new_id,
+)
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.content import entry_content_hash
 from worldbook.adapters.store.engine import read_tx, write_tx
@@ -108,12 +114,7 @@ class EntriesMixin(StoreBase):
 
     def update_entry(self, entry_id: str, **changes: Any) -> EntryRecord:
         """Change entry fields (any of :class:`EntryDraft`'s). A new text re-queues indexing."""
-        unknown = sorted(set(changes) - ENTRY_FIELDS)
-        if unknown:
-            raise InvalidInput(
-                f"unknown entry field {unknown[0]!r}; known: {', '.join(sorted(ENTRY_FIELDS))}.",
-                field=unknown[0],
-            )
+        check_known_fields(changes, ENTRY_FIELDS, kind="entry")
         with write_tx(self._engine) as conn:
             book_id = conn.execute(
                 sa.select(t.entries.c.book_id).where(t.entries.c.id == entry_id)
