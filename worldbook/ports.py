@@ -25,31 +25,13 @@ from worldbook.core.records import (
     ImportStatus,
     TargetKind,
 )
+from worldbook.core.tokens import Tokenizer
 from worldbook.core.types import IndexStatus, SemanticHit, Visibility
+
+__all__ = ["Embedder", "IndexQueue", "Position", "Store", "Tokenizer", "VectorIndex", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
 """A 2-D float32 array, one L2-normalised row per text."""
-
-
-@runtime_checkable
-class Tokenizer(Protocol):
-    """Counts and cuts text in a model's tokens."""
-
-    @property
-    def id(self) -> str:
-        """Stable id, part of every cached token count (``"tiktoken:cl100k_base"``)."""
-        ...
-
-    @property
-    def is_estimate(self) -> bool:
-        """True only for the character-based estimate; reports label such counts."""
-        ...
-
-    def count(self, text: str) -> int: ...
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """The longest prefix of ``text`` that is at most ``max_tokens`` tokens."""
-        ...
 
 
 @runtime_checkable

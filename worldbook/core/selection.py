@@ -23,6 +23,7 @@ from functools import partial
 from worldbook.core.gist import index_line
 from worldbook.core.matching import MatcherCache, match_form
 from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
+from worldbook.core.tokens import Tokenizer
 from worldbook.core.truncation import Cut, cut_to_tokens
 from worldbook.core.types import (
     Decision,
@@ -38,7 +39,6 @@ from worldbook.core.types import (
     Turn,
     Via,
 )
-from worldbook.ports import Tokenizer
 
 
 def canon_budget(input_window: int, rules: SelectionRules) -> int:
