@@ -29,7 +29,7 @@ import sqlalchemy as sa
 
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.adapters.store.engine import write_tx
-from worldbook.adapters.store.ordering import Target, renumber
+from worldbook.core.ordering import Target, renumber
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.core.drafts import BookDraft, EntryDraft
 

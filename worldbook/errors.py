@@ -98,9 +98,21 @@ class NotFound(WorldbookError):
 class BookNotFound(NotFound):
     code = "book_not_found"
 
+    @classmethod
+    def for_id(cls, book_id: str) -> BookNotFound:
+        """The one answer for a book that does not exist *or* that the caller may not see:
+        byte-identical either way, so ids cannot be probed (issue 15 item 1)."""
+        return cls(f"book {book_id!r} does not exist.", field="book_id")
+
 
 class EntryNotFound(NotFound):
     code = "entry_not_found"
+
+    @classmethod
+    def for_id(cls, entry_id: str, *, field: str = "entry_id") -> EntryNotFound:
+        """The one answer for an entry that does not exist or is in a book the caller may not
+        see (or, for a lookup, may not use)."""
+        return cls(f"entry {entry_id!r} does not exist.", field=field)
 
 
 class ApiKeyNotFound(NotFound):

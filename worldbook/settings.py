@@ -59,6 +59,12 @@ class WorldbookSettings(BaseSettings):
         description="Directory of <encoding>.tiktoken files for encodings other than the "
         "bundled cl100k_base (e.g. o200k_base.tiktoken); never downloaded at run time.",
     )
+    hf_tokenizers: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Hugging Face tokenizer.json files requests may use, by name: "
+        '{"llama3": "/models/llama3/tokenizer.json"} lets a turn say tokenizer="hf:llama3". '
+        "Requests never name file paths.",
+    )
     default_input_window: int = Field(default=8192, ge=512)
 
     # --- selection rules (DESIGN §2) -----------------------------------------------------

@@ -292,11 +292,11 @@ def test_with_redis_down_turns_are_answered_and_indexing_resumes_when_it_returns
         database_url=db_url, broker_url=down_url, embedder="fake", data_dir=tmp_path / "data"
     )
     parts = Components(config, store=store, embedder=HashingEmbedder(), start_queue=False)
-    parts.enqueue(ids)  # what an edit does: logs the outage, raises nothing
+    parts.services.enqueue(ids)  # what an edit does: logs the outage, raises nothing
 
     def turn(text: str) -> Selection:
         return select_turn(
-            parts,
+            parts.services,
             user_id="tester",
             source=BookSource(book_ids=(book_id,)),
             messages=[Message(role="user", content=text)],

@@ -419,14 +419,28 @@ def test_attachments_keep_order(store: SqlStore) -> None:
     store.attach(one.id, "character", "c1", "alice")
     again = store.attach(two.id, "character", "c1", "alice")
     assert again.position == 1
-    assert store.attachments_for("character", "c1") == [two.id, one.id]
-    assert store.attachments_for("story", "c1") == []
+    assert store.attachments_for("character", "c1", "alice") == [two.id, one.id]
+    assert store.attachments_for("story", "c1", "alice") == []
     store.trash_book(two.id)
-    assert store.attachments_for("character", "c1") == [one.id]
-    assert store.detach(one.id, "character", "c1") is True
-    assert store.detach(one.id, "character", "c1") is False
+    assert store.attachments_for("character", "c1", "alice") == [one.id]
+    assert store.detach(one.id, "character", "c1", "alice") is True
+    assert store.detach(one.id, "character", "c1", "alice") is False
     with pytest.raises(InvalidInput):
         store.attach(one.id, "chat", "c1", "alice")  # type: ignore[arg-type]
+
+
+def test_attachments_belong_to_the_user_who_made_them(store: SqlStore) -> None:
+    # Character ids are the app's and shared by its users: one user's attachment never shows
+    # in another's list, and nobody can detach another user's attachment (issue 15).
+    mine = store.create_book("alice", BookDraft(title="Mine"))
+    theirs = store.create_book("mallory", BookDraft(title="Theirs"))
+    store.attach(mine.id, "character", "hero", "alice")
+    store.attach(theirs.id, "character", "hero", "mallory")
+    store.attach(mine.id, "character", "hero", "mallory")  # an unlisted book, say
+    assert store.attachments_for("character", "hero", "alice") == [mine.id]
+    assert store.attachments_for("character", "hero", "mallory") == [theirs.id, mine.id]
+    assert store.detach(mine.id, "character", "hero", "mallory") is True
+    assert store.attachments_for("character", "hero", "alice") == [mine.id]
 
 
 # --- vectors ---------------------------------------------------------------------------------

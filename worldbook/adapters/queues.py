@@ -119,6 +119,10 @@ class CeleryIndexQueue:
             return False
         return True
 
+    def pending(self) -> None:
+        """The ids wait in the broker, not in this process."""
+        return None
+
     def close(self) -> None:
         self._app.close()
 
@@ -191,6 +195,9 @@ class InProcessIndexQueue:
             self._stopping = False
             self._thread = threading.Thread(target=self._run, name="worldbook-indexer", daemon=True)
             self._thread.start()
+
+    def close(self) -> None:
+        self.stop()
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop after the batch in flight; ids still pending are left for the sweep."""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from worldbook.cli.context import components, emit_json, handle_errors
+from worldbook.cli.context import emit_json, handle_errors, open_services
 from worldbook.core.profiles import resolve_profile
 from worldbook.core.types import Message, ModelProfile
 from worldbook.errors import InvalidInput
@@ -115,13 +115,13 @@ def select_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Decide the lore of one turn (counts as usage)."""
-    with components() as parts:
+    with open_services() as services:
         result = select_turn(
-            parts,
-            user_id=user or parts.settings.cli_user,
+            services,
+            user_id=user or services.settings.cli_user,
             source=_source(book, story, novel, character),
             messages=read_messages(messages),
-            profile=_profile(parts.settings, model, window, tokenizer, tools),
+            profile=_profile(services.settings, model, window, tokenizer, tools),
         )
         _print(result, as_json)
 
@@ -141,12 +141,12 @@ def preview_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Show what a turn with this message would select (not counted as usage)."""
-    with components() as parts:
+    with open_services() as services:
         result = preview(
-            parts,
-            user_id=user or parts.settings.cli_user,
+            services,
+            user_id=user or services.settings.cli_user,
             source=_source(book, story, novel, character),
             message=message,
-            profile=_profile(parts.settings, model, window, tokenizer, tools),
+            profile=_profile(services.settings, model, window, tokenizer, tools),
         )
         _print(result, as_json)

@@ -17,9 +17,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from worldbook.adapters.store import BookRecord, TargetKind
 from worldbook.core import limits
 from worldbook.core.matching import normalize
+from worldbook.core.records import BookRecord, TargetKind
 from worldbook.core.rendering import RenderedPrompt, render
 from worldbook.core.selection import select, split_books
 from worldbook.core.selection_json import selection_to_json
@@ -34,7 +34,7 @@ from worldbook.core.types import (
 )
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable, WorldbookError
 from worldbook.service.access import require_use
-from worldbook.service.components import Components
+from worldbook.service.services import Services
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,13 @@ _USAGE_VIA = {
 
 @dataclass(frozen=True, slots=True)
 class CastMember:
-    """A character of the turn; ``name`` labels its lore in group chats."""
+    """A character of the turn; ``name`` labels its lore in group chats (and fills
+    ``{{char}}``). ``owner`` is the user whose attachments of this character count (default:
+    the source's owner, else the acting user): attachments are scoped by who made them."""
 
     character_id: str
     name: str | None = None
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class BookSource:
     story_id: str | None = None
     novel_id: str | None = None
     characters: tuple[CastMember, ...] = ()
+    owner: str | None = None  # whose attachments the cast resolves (default: the acting user)
 
     def is_empty(self) -> bool:
         return not (self.book_ids or self.story_id or self.novel_id or self.characters)
@@ -82,7 +86,7 @@ class TurnResult:
 
 
 def resolve_books(
-    parts: Components, user_id: str, source: BookSource
+    services: Services, user_id: str, source: BookSource
 ) -> tuple[list[tuple[BookRecord, str | None]], list[str]]:
     """The turn's books in DESIGN §2 rule 2 order with the character each came from.
 
@@ -99,47 +103,52 @@ def resolve_books(
         ("story", source.story_id),
         ("novel", source.novel_id),
     )
+    owner = source.owner or user_id
     for kind, target in owners:
         if target:
-            wanted += [(b, None, False) for b in parts.store.attachments_for(kind, target)]
+            ids = services.store.attachments_for(kind, target, owner)
+            wanted += [(b, None, False) for b in ids]
     for member in source.characters:
         label = member.name or member.character_id
-        ids = parts.store.attachments_for("character", member.character_id)
+        ids = services.store.attachments_for(
+            "character", member.character_id, member.owner or owner
+        )
         wanted += [(b, label, False) for b in ids]
 
     books: list[tuple[BookRecord, str | None]] = []
     notes: list[str] = []
     for book_id, character, explicit in wanted:
         try:
-            book = require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
+            book = require_use(services.store.get_book(book_id, include_trashed=True), user_id)
         except WorldbookError:
             if explicit:
                 raise
-            notes.append(f"Attached book {book_id} skipped: it is no longer available to you.")
+            # No id: the book may be someone else's private book (ids must not leak).
+            notes.append("An attached book was skipped: it is not available to you.")
             continue
         books.append((book, character))
     return books, notes
 
 
 def _lore_books(
-    parts: Components, books: list[tuple[BookRecord, str | None]], profile: ModelProfile
+    services: Services, books: list[tuple[BookRecord, str | None]], profile: ModelProfile
 ) -> list[LoreBook]:
-    counter = parts.token_counter(profile.tokenizer_id)
+    counter = services.token_counter(profile.tokenizer_id)
     built: list[LoreBook] = []
     for book, character in books:
-        parts.sync_vector_index(book)
-        lore = parts.lore_books.get(
-            book, counter=counter, model_id=parts.model_id, indexed_ids=parts.indexed_ids
+        services.sync_vector_index(book)
+        lore = services.lore_books.get(
+            book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
         )
         built.append(replace(lore, character=character) if character else lore)
     return built
 
 
 def _semantic_hits(
-    parts: Components, books: list[LoreBook], messages: Sequence[Message], profile: ModelProfile
+    services: Services, books: list[LoreBook], messages: Sequence[Message], profile: ModelProfile
 ) -> tuple[tuple[SemanticHit, ...], list[str]]:
     """Nearest entries of the books that will not travel whole (DESIGN §2 rule 5)."""
-    rules = parts.rules
+    rules = services.rules
     _, large = split_books(books, profile, rules)
     searchable = [b.id for b in large if any(e.indexed and e.enabled for e in b.entries)]
     texts = [m.content for m in messages if m.role != "system" and m.content.strip()]
@@ -147,8 +156,8 @@ def _semantic_hits(
         return (), []
     k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
     try:
-        queries = parts.query_embeddings.embed_conversation(texts, last=rules.semantic_messages)
-        hits = parts.vector_index.search(searchable, queries, k)
+        queries = services.query_embeddings.embed_conversation(texts, last=rules.semantic_messages)
+        hits = services.vector_index.search(searchable, queries, k)
     except ServiceUnavailable as exc:
         # Meaning-based ranking is an improvement, not a precondition: literal + list order
         # still answer the turn (DESIGN §2 rule 6).
@@ -158,7 +167,7 @@ def _semantic_hits(
 
 
 def run_turn(
-    parts: Components,
+    services: Services,
     *,
     user_id: str,
     source: BookSource,
@@ -167,32 +176,32 @@ def run_turn(
     record_usage: bool,
 ) -> TurnResult:
     """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
-    records, notes = resolve_books(parts, user_id, source)
-    books = _lore_books(parts, records, profile)
-    hits, more_notes = _semantic_hits(parts, books, messages, profile)
+    records, notes = resolve_books(services, user_id, source)
+    books = _lore_books(services, records, profile)
+    hits, more_notes = _semantic_hits(services, books, messages, profile)
     turn = Turn(books=tuple(books), messages=tuple(messages), profile=profile, semantic_hits=hits)
-    tokenizer = parts.token_counter(profile.tokenizer_id).tokenizer
-    selection = select(turn, parts.rules, tokenizer, matcher_cache=parts.matcher_cache)
+    tokenizer = services.token_counter(profile.tokenizer_id).tokenizer
+    selection = select(turn, services.rules, tokenizer, matcher_cache=services.matcher_cache)
     rendered = render(selection, profile)
     if record_usage:
-        _record_usage(parts, selection)
+        _record_usage(services, selection)
     return TurnResult(selection=selection, rendered=rendered, notes=tuple(notes + more_notes))
 
 
-def _record_usage(parts: Components, selection: Selection) -> None:
+def _record_usage(services: Services, selection: Selection) -> None:
     uses = [(e.ref.entry_id, "canon") for e in selection.canon]
     uses += [(e.ref.entry_id, _USAGE_VIA[e.via]) for e in selection.injected]
     uses += [(line.ref.entry_id, "index") for line in selection.index]
     book_ids = list(dict.fromkeys(r.book_id for r in selection.trace))
     try:
-        parts.usage.record(book_ids, uses)  # written in the background (usage_recorder.py)
+        services.usage.record(book_ids, uses)  # written in the background (usage_recorder.py)
     except ServiceUnavailable as exc:
         # Analytics never fail a turn that was answered.
         logger.warning("usage not recorded: %s", exc)
 
 
 def select_turn(
-    parts: Components,
+    services: Services,
     *,
     user_id: str,
     source: BookSource,
@@ -202,12 +211,17 @@ def select_turn(
     """Decide the lore of one real turn and count its usage."""
     _check_messages(messages)
     return run_turn(
-        parts, user_id=user_id, source=source, messages=messages, profile=profile, record_usage=True
+        services,
+        user_id=user_id,
+        source=source,
+        messages=messages,
+        profile=profile,
+        record_usage=True,
     )
 
 
 def preview(
-    parts: Components,
+    services: Services,
     *,
     user_id: str,
     source: BookSource,
@@ -218,7 +232,7 @@ def preview(
     limits.check_preview_message(message)
     messages = [Message(role="user", content=message)]
     return run_turn(
-        parts,
+        services,
         user_id=user_id,
         source=source,
         messages=messages,
@@ -235,15 +249,15 @@ def _check_messages(messages: Sequence[Message]) -> None:
 
 
 def lookup_entry(
-    parts: Components, *, user_id: str, source: BookSource, title: str, profile: ModelProfile
+    services: Services, *, user_id: str, source: BookSource, title: str, profile: ModelProfile
 ) -> tuple[LoreBook, str, str]:
     """The full lore of the entry the model asked for by title (or alias), only from the turn's
     books, never a disabled one. Returns (book, entry id, lore)."""
     wanted = normalize(title).strip()
     if not wanted:
         raise InvalidInput("Give the title of the entry to look up.", field="title")
-    records, _ = resolve_books(parts, user_id, source)
-    for book in _lore_books(parts, records, profile):
+    records, _ = resolve_books(services, user_id, source)
+    for book in _lore_books(services, records, profile):
         for entry in book.entries:
             if not entry.enabled:
                 continue
