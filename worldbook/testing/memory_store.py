@@ -432,7 +432,7 @@ class InMemoryStore(BookTable):
                 if (model_id is None or key[1] == model_id)
                 and (book_id is None or self._entries[key[0]].book_id == book_id)
             ]
-            rows = sum(self._vectors[key][1].shape[0] for key in doomed)  # chunk rows, as SQL
+            rows = sum(int(self._vectors[key][1].shape[0]) for key in doomed)  # chunks, as SQL
             for key in doomed:
                 del self._vectors[key]
             for entry in list(self._entries.values()):
