@@ -79,6 +79,12 @@ class WorldbookSettings(BaseSettings):
     literal_from_replies_max: int = Field(default=4, ge=0)
     semantic_messages: int = Field(default=6, ge=1)
     mostly_indexed_share: float = Field(default=0.8, ge=0, le=1)
+    named_cut_min_tokens: int = Field(
+        default=150,
+        ge=1,
+        description="A named entry that does not fit whole is cut to what is left of the "
+        "per-turn budget when at least this many tokens are left (DESIGN §2 rule 5).",
+    )
     canon_heavy_share: float = Field(
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
@@ -125,4 +131,5 @@ class WorldbookSettings(BaseSettings):
             semantic_messages=self.semantic_messages,
             mostly_indexed_share=self.mostly_indexed_share,
             canon_heavy_share=self.canon_heavy_share,
+            named_cut_min_tokens=self.named_cut_min_tokens,
         )
