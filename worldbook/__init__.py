@@ -34,12 +34,11 @@ if TYPE_CHECKING:
         Visibility,
     )
     from worldbook.errors import WorldbookError
+    from worldbook.service.cast import BookSource, CastMember
     from worldbook.service.components import Components
     from worldbook.service.importing import ImportResult, export, import_book
     from worldbook.service.services import Services
     from worldbook.service.turns import (
-        BookSource,
-        CastMember,
         TurnResult,
         lookup_entry,
         preview,
@@ -68,8 +67,8 @@ _HOMES = {
     "ImportResult": "worldbook.service.importing",
     "export": "worldbook.service.importing",
     "import_book": "worldbook.service.importing",
-    "BookSource": "worldbook.service.turns",
-    "CastMember": "worldbook.service.turns",
+    "BookSource": "worldbook.service.cast",
+    "CastMember": "worldbook.service.cast",
     "TurnResult": "worldbook.service.turns",
     "lookup_entry": "worldbook.service.turns",
     "preview": "worldbook.service.turns",

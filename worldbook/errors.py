@@ -17,6 +17,7 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     ├── AuthenticationFailed           missing, unknown or revoked API key (401)
     ├── PermissionDenied               the caller sees the object but may not do this (403)
     ├── Conflict                       the request clashes with current state (409)
+    ├── RateLimited                    too much at once; retry after ``retry_after_s`` (429)
     └── ServiceUnavailable             a backing service is down (503)
         ├── StorageUnavailable         the database
         ├── IndexUnavailable           the vector index or the embedding model
@@ -135,6 +136,17 @@ class Conflict(WorldbookError):
     """The request clashes with the current state (e.g. a concurrent change)."""
 
     code = "conflict"
+
+
+class RateLimited(WorldbookError):
+    """A limit on how much may be asked per unit of time (or at once) was reached; nothing
+    was done. ``retry_after_s`` says when trying again can succeed."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_s: int = 1, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.retry_after_s = max(1, int(retry_after_s))
 
 
 class ServiceUnavailable(WorldbookError):

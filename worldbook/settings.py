@@ -50,7 +50,24 @@ class WorldbookSettings(BaseSettings):
         default=1000, ge=1, description="How many per-book vector indexes stay cached (LRU)."
     )
     index_batch_size: int = Field(default=32, ge=1, le=512)
-    sweep_interval_s: int = Field(default=300, ge=10)
+    max_query_chars: int = Field(
+        default=2000,
+        ge=100,
+        description="Characters of a message embedded for search (its head): the model reads "
+        "~512 tokens, so embedding more costs time and finds nothing more.",
+    )
+    sweep_interval_s: int = Field(
+        default=120,
+        ge=1,
+        description="How often the indexing sweep re-queues entries without a current vector "
+        "(the embedded server's thread; Celery beat in workers).",
+    )
+    indexing_stuck_s: int = Field(
+        default=300,
+        ge=1,
+        description="An entry 'indexing' for longer than this is put back to 'queued' by the "
+        "sweep (its worker died).",
+    )
 
     # --- tokenizers and models ----------------------------------------------------------
     tokenizer: str = Field(default="cl100k_base", description="Default tokenizer id.")

@@ -37,6 +37,7 @@ STATUS: dict[type[e.WorldbookError], int] = {
     e.AuthenticationFailed: 401,
     e.PermissionDenied: 403,
     e.Conflict: 409,
+    e.RateLimited: 429,
     e.ServiceUnavailable: 503,
     e.StorageUnavailable: 503,
     e.IndexUnavailable: 503,
@@ -99,6 +100,8 @@ async def _worldbook_error(_: Request, exc: Exception) -> JSONResponse:
     headers: dict[str, str] = {}
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, e.RateLimited):
+        headers["Retry-After"] = str(exc.retry_after_s)
     elif status == 503:
         headers["Retry-After"] = "5"
     if status >= 500:

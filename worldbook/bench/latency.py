@@ -39,9 +39,10 @@ from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import select
 from worldbook.core.types import LoreBook, Message, ModelProfile, SemanticHit, Turn
 from worldbook.ports import Embedder
+from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
 from worldbook.service.services import Services
-from worldbook.service.turns import BookSource, select_turn
+from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 ALIASES = 50

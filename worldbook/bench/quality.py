@@ -23,11 +23,12 @@ from worldbook.core.selection import canon_budget
 from worldbook.core.types import Message, ModelProfile
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder
+from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
 from worldbook.service.importing import import_book
 from worldbook.service.indexing import index_now
 from worldbook.service.services import Services
-from worldbook.service.turns import BookSource, select_turn
+from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 OWNER = "bench"

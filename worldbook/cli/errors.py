@@ -8,6 +8,7 @@ from worldbook.errors import (
     InvalidInput,
     NotFound,
     PermissionDenied,
+    RateLimited,
     ServiceUnavailable,
     WorldbookError,
 )
@@ -20,6 +21,7 @@ EXIT_CODES: dict[type[WorldbookError], int] = {
     PermissionDenied: 4,
     Conflict: 5,
     ServiceUnavailable: 6,
+    RateLimited: 7,
 }
 """Exit code per error family; a subclass takes its nearest listed ancestor's code."""
 

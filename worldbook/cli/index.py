@@ -88,10 +88,10 @@ def worker_command(
     beat: Annotated[
         bool,
         typer.Option(
-            help="Also run the periodic sweep (Celery beat). Exactly one worker of a "
-            "deployment should run with --beat, or every sweep is scheduled once per worker."
+            help="Run the periodic indexing sweep (Celery beat, on by default). Several "
+            "workers may all beat: a Redis lock lets one sweep run per interval."
         ),
-    ] = False,
+    ] = True,
     loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
 ) -> None:
     """Start a Celery indexing worker (needs WORLDBOOK_BROKER_URL)."""

@@ -52,6 +52,19 @@ def text_units(text: str) -> int:
     return sum(char_units(c) for c in text)
 
 
+def head_units(text: str, max_units: int) -> str:
+    """The longest head of ``text`` of at most ``max_units`` units (a query is cut to what
+    the model reads instead of being windowed: see ``QueryEmbeddings``)."""
+    if len(text) * WIDE_UNITS <= max_units:
+        return text
+    used = 0
+    for i, char in enumerate(text):
+        used += char_units(char)
+        if used > max_units:
+            return text[:i]
+    return text
+
+
 def entry_header(title: str, aliases: Iterable[str] = ()) -> str:
     """``"Title (alias, alias)"``: the title, then distinct aliases that differ from it."""
     title = title.strip()

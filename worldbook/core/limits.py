@@ -44,6 +44,10 @@ class Limits:
     import_batch: int = 500
     split_text_max: int = 40_000
     preview_message_max: int = 2_000
+    # One turn's chat: bounded so no request can make the service embed or scan unbounded
+    # text (a 10 MB message once took 225 s and 0.6 GB, issue 15).
+    message_max: int = 20_000
+    turn_text_max: int = 100_000
     bulk_action_max: int = 500
     # DESIGN §3 ranges for classic entries and book settings.
     probability_max: int = 100
@@ -388,6 +392,22 @@ def check_bulk(count: int, *, field: str = "ids", limits: Limits = LIMITS) -> No
 
 def check_split_text(text: str, *, field: str = "text", limits: Limits = LIMITS) -> None:
     check_text(text, field=field, limit="text to split into entries", max_len=limits.split_text_max)
+
+
+def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
+    check_text(text, field=field, limit="message length", max_len=limits.message_max)
+
+
+def check_turn_text(total: int, *, field: str = "messages", limits: Limits = LIMITS) -> None:
+    """The characters of all a turn's messages together."""
+    if total > limits.turn_text_max:
+        raise LimitExceeded(
+            limit="text per turn",
+            allowed=f"at most {_n(limits.turn_text_max)} characters over all messages",
+            actual=f"{_n(total)} characters",
+            field=field,
+            hint="Send only the recent messages; the selection reads the last few.",
+        )
 
 
 def check_preview_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:

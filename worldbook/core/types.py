@@ -172,6 +172,7 @@ class InjectedEntry:
     via: Via
     truncated: bool = False
     tokens: int = 0  # tokens of ``text`` (what the budget was charged); ref.tokens is the full lore
+    role: Role = "system"  # the message role it renders with (classic entries may differ)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from worldbook.core.records import EntryRecord, EntryUsageRecord
 from worldbook.errors import EntryNotFound, InvalidInput
 from worldbook.service.access import require_owner
+from worldbook.service.cast import BookSource, resolve_books
 from worldbook.service.library import visible_book
 from worldbook.service.services import Services
-from worldbook.service.turns import BookSource, resolve_books
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,9 @@ from worldbook.adapters.store import open_store
 from worldbook.adapters.tokenizers.registry import TokenizerRegistry
 from worldbook.errors import WorldbookError
 from worldbook.ports import Embedder, IndexQueue, Store
-from worldbook.service.indexing import index_now
+from worldbook.service.indexing import index_now, sweep
 from worldbook.service.services import Services
+from worldbook.service.sweeper import Sweeper
 from worldbook.service.usage_recorder import UsageRecorder
 from worldbook.settings import WorldbookSettings
 
@@ -79,8 +80,22 @@ class Components:
             # Turns' usage is written by a background thread, off the turn path.
             usage=UsageRecorder(store.add_usage_counts),
         )
+        # The embedded server indexes in this process: it also sweeps, at start (entries left
+        # queued at the last shutdown) and then periodically. Celery workers sweep from beat.
+        self.sweeper: Sweeper | None = None
         if start_queue and isinstance(queue, InProcessIndexQueue):
             queue.start()
+            self.sweeper = Sweeper(self._sweep, settings.sweep_interval_s)
+            self.sweeper.start()
+
+    def _sweep(self) -> int:
+        services = self.services
+        return sweep(
+            services.store,
+            services.queue,
+            services.model_id,
+            stuck_after_s=self.settings.indexing_stuck_s,
+        )
 
     def _make_queue(self) -> IndexQueue:
         if self.settings.broker_url:
@@ -110,6 +125,9 @@ class Components:
     def close(self) -> None:
         """Stop the indexer, write queued usage, release the database."""
         services = self.services
+        if self.sweeper is not None:
+            self.sweeper.close()
+        services.prewarm.close()
         services.queue.close()
         services.usage.close()
         services.store.close()

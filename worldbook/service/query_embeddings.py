@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from worldbook.core.embed_text import head_units
 from worldbook.core.lru import LRU
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
@@ -42,12 +43,17 @@ class QueryEmbeddings:
         max_cached: how many message vectors stay cached (LRU). 4,096 × 384 float32 ≈ 6 MB.
     """
 
-    def __init__(self, embedder: Embedder, *, max_cached: int = 4096) -> None:
+    def __init__(
+        self, embedder: Embedder, *, max_cached: int = 4096, max_query_chars: int | None = None
+    ) -> None:
         if max_cached < 0:
             raise InvalidInput(
                 f"max_cached must be 0 or more; got {max_cached}.", field="max_cached"
             )
         self._embedder = embedder
+        # A message longer than the model reads is embedded by its head, not windowed: a
+        # 10 MB message once cost 225 s of windows (issue 15). Units weigh wide characters.
+        self._max_units = min(embedder.max_passage_chars, max_query_chars or 10**9)
         self._cache: LRU[str, Vectors] | None = LRU(max_cached) if max_cached else None
         self._lock = threading.Lock()  # guards the hit/miss counters
         self._hits = 0
@@ -61,6 +67,7 @@ class QueryEmbeddings:
         """One query vector per text, in order; only texts not cached reach the model, once
         each, in one batch."""
         model_id = self._embedder.model_id
+        texts = [head_units(t, self._max_units) for t in texts]
         keys = [content_key(model_id, t) for t in texts]
         found: dict[str, Vectors] = {}
         missing: dict[str, str] = {}

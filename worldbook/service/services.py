@@ -22,6 +22,7 @@ from worldbook.core.types import SelectionRules
 from worldbook.errors import QueueUnavailable
 from worldbook.ports import Embedder, IndexQueue, Store, TokenizerSource, UsageSink, VectorIndex
 from worldbook.service.lore_books import LoreBookCache
+from worldbook.service.prewarm import PrewarmQueue
 from worldbook.service.query_embeddings import QueryEmbeddings
 from worldbook.service.token_counts import TokenCounter
 from worldbook.settings import WorldbookSettings
@@ -56,7 +57,8 @@ class Services:
         self.queue = queue
         self.tokenizers = tokenizers
         self.usage = usage
-        self.query_embeddings = QueryEmbeddings(embedder)
+        self.query_embeddings = QueryEmbeddings(embedder, max_query_chars=settings.max_query_chars)
+        self.prewarm = PrewarmQueue(self.query_embeddings.prewarm)
         self.matcher_cache = MatcherCache(max_books=settings.index_cache_books)
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
         self._counters: dict[str, TokenCounter] = {}
