@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from worldbook.adapters.store import SqlStore, entry_content_hash, open_store, upgrade_database
 from worldbook.adapters.store.tables import metadata
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.records import now
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import (
     BookNotFound,
@@ -444,6 +446,15 @@ def test_attachments_belong_to_the_user_who_made_them(store: SqlStore) -> None:
 
 
 # --- vectors ---------------------------------------------------------------------------------
+
+
+def test_entries_stuck_indexing_are_put_back_after_the_timeout(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Stuck"))
+    ids = [e.id for e in store.add_entries(book.id, [EntryDraft(f"E{i}", LORE) for i in range(3)])]
+    store.set_index_status(ids[:2], IndexStatus.INDEXING)
+    assert store.requeue_stuck(now() - timedelta(seconds=60)) == []  # still fresh
+    assert sorted(store.requeue_stuck(now() + timedelta(seconds=1))) == sorted(ids[:2])
+    assert {s for s, _ in store.index_statuses(ids).values()} == {IndexStatus.QUEUED}
 
 
 def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:
