@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from worldbook.core.classic.compiled import EntrySpec
+from worldbook.core.classic.compiled import EntrySpec, PlacementKey
 
 Ref = tuple[int, int]
 
@@ -26,16 +26,10 @@ class Costed:
     tokens: int
 
 
-def _id_key(entry_id: str) -> tuple[int, int, str]:
-    """Lower id first; numeric ids compare as numbers (``9`` before ``10``)."""
-    if entry_id.isdigit():
-        return (0, int(entry_id), "")
-    return (1, 0, entry_id)
-
-
-def placement_key(spec: EntrySpec) -> tuple[int, int, tuple[int, int, str], str]:
-    """Render order (rule 26): higher order first, then higher priority, then lower id."""
-    return (-spec.order, -spec.priority, _id_key(spec.entry.id), spec.entry.book_id)
+def placement_key(spec: EntrySpec) -> PlacementKey:
+    """Render order (rule 26): higher order first, then higher priority, then lower id
+    (computed once per compiled entry, see ``compiled.placement``)."""
+    return spec.placement
 
 
 def apply_budget(items: Sequence[Costed], budget: int) -> tuple[list[Costed], dict[Ref, str], int]:

@@ -41,6 +41,20 @@ from worldbook.core.classic.model import (
 from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
+PlacementKey = tuple[int, int, tuple[int, int, str], str]
+
+
+def _id_key(entry_id: str) -> tuple[int, int, str]:
+    """Lower id first; numeric ids compare as numbers (``9`` before ``10``)."""
+    if entry_id.isdigit():
+        return (0, int(entry_id), "")
+    return (1, 0, entry_id)
+
+
+def placement(order: int, priority: int, entry: ClassicEntry) -> PlacementKey:
+    """Render order (classic.md §1 rule 26): higher order first, then higher priority, then
+    lower id (book id last, for ties across books)."""
+    return (-order, -priority, _id_key(entry.id), entry.book_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,7 @@ class EntrySpec:
     group_scoring: bool
     delay_level: int
     notes: tuple[str, ...]  # keys that can never match, ignored decorator lines
+    placement: PlacementKey
 
     @property
     def logic_name(self) -> str:
@@ -167,6 +182,7 @@ class CompiledBook:
             priority = PRIORITY_IGNORE_ON_MAX_CONTEXT
         selective = entry.selective and bool(entry.secondary_keys)
         scoring = settings.group_scoring if entry.group_scoring is None else entry.group_scoring
+        order = entry.order if deco.order is None else deco.order
         return EntrySpec(
             index=index,
             entry=entry,
@@ -175,7 +191,7 @@ class CompiledBook:
             depth=_clamp_depth(settings.scan_depth if depth is None else depth),
             depth_from_book=depth is None,
             priority=priority,
-            order=entry.order if deco.order is None else deco.order,
+            order=order,
             role=deco.role or entry.role,
             probability=entry.probability if deco.probability is None else deco.probability,
             primary=self._keys(entry.keys, entry, notes),
@@ -187,6 +203,7 @@ class CompiledBook:
             group_scoring=scoring,
             delay_level=max(0, int(entry.delay_until_recursion)),
             notes=tuple(dict.fromkeys(notes)),
+            placement=placement(order, priority, entry),
         )
 
     def _build_automata(self) -> dict[int, ahocorasick.Automaton]:

@@ -11,6 +11,7 @@ turn and the chat state; the new state comes back in the result.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 
 from worldbook.core.classic.budget import Costed, apply_budget, placement_key
 from worldbook.core.classic.cache import DEFAULT_CACHE, ClassicMatcherCache
@@ -20,7 +21,7 @@ from worldbook.core.classic.evaluate import Outcome, PassContext, evaluate
 from worldbook.core.classic.groups import Matched, Ref, filter_groups
 from worldbook.core.classic.keys import RegexClock
 from worldbook.core.classic.model import MAX_PASSES, ClassicTurn
-from worldbook.core.classic.result import Activation, ClassicResult, TraceRecord
+from worldbook.core.classic.result import ClassicResult, TraceRecord
 from worldbook.core.classic.scan import BookScan, ContentSource
 from worldbook.core.classic.state import BookState, ChatState
 from worldbook.core.classic.textforms import TextForms
@@ -221,9 +222,10 @@ class _Run:
             activation(c, self.active[c.ref].outcome, self.books[c.ref[0]].book.character)
             for c in kept
         )
+        costs = {c.ref: c.tokens for c in costed}
         return ClassicResult(
             activations=activations,
-            trace=self._trace(activations, dropped),
+            trace=self._trace(kept, costs, dropped),
             budget=budget,
             used=used,
             passes=self.passes,
@@ -232,30 +234,29 @@ class _Run:
         )
 
     def _trace(
-        self, activations: tuple[Activation, ...], dropped: dict[Ref, str]
+        self, kept: list[Costed], tokens: dict[Ref, int], dropped: dict[Ref, str]
     ) -> tuple[TraceRecord, ...]:
-        injected = {(a.book_id, a.entry_id): a for a in activations}
-        records: list[TraceRecord] = []
-        for b, book in enumerate(self.books):
-            defaults = default_records(book)
-            for i, spec in enumerate(book.specs):
-                ref = (b, i)
-                shown = injected.get((spec.entry.book_id, spec.entry.id))
-                if shown is not None:
-                    outcome = self.active[ref].outcome
-                    records.append(record(spec, "injected", shown.reason, outcome, shown.tokens))
-                elif ref in dropped:
-                    outcome = self.active[ref].outcome
-                    reason = f"{dropped[ref]}; activated by {outcome.reason}"
-                    records.append(record(spec, "over_budget", reason, outcome))
-                elif ref in self.fates:
-                    outcome = self.fates[ref]
-                    records.append(
-                        record(spec, outcome.fate or "no_match", outcome.reason, outcome)
-                    )
-                else:
-                    records.append(defaults[i])
-        return tuple(records)
+        """One record per entry: the turn-independent default, replaced for the entries this
+        turn looked at (a list copy plus a few records, whatever the book size)."""
+        per_book = [list(default_records(book)) for book in self.books]
+        for ref, outcome in self.fates.items():
+            spec = self.books[ref[0]].specs[ref[1]]
+            per_book[ref[0]][ref[1]] = record(
+                spec, outcome.fate or "no_match", outcome.reason, outcome
+            )
+        for ref, why in dropped.items():
+            item = self.active[ref]
+            reason = f"{why}; activated by {item.outcome.reason}"
+            per_book[ref[0]][ref[1]] = record(
+                item.spec, "over_budget", reason, item.outcome, tokens[ref]
+            )
+        for costed in kept:
+            ref = costed.ref
+            outcome = self.active[ref].outcome
+            per_book[ref[0]][ref[1]] = record(
+                costed.spec, "injected", outcome.reason, outcome, costed.tokens
+            )
+        return tuple(chain.from_iterable(per_book))
 
     def _next_state(self, kept: list[Costed]) -> ChatState:
         injected: dict[int, list[int]] = {}

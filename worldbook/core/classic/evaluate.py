@@ -132,7 +132,7 @@ def evaluate(spec: EntrySpec, scan: BookScan, timers: BookTimers, ctx: PassConte
     return _by_keys(spec, scan, ctx, ctx.recursion and recursive)
 
 
-def _where(ctx: PassContext, depth: int, recursion: bool) -> str:
+def _where(depth: int, recursion: bool) -> str:
     text = f"the last {depth} messages" if depth != 1 else "the last message"
     if depth == 0:
         text = "no chat message (scan depth 0)"
@@ -141,25 +141,26 @@ def _where(ctx: PassContext, depth: int, recursion: bool) -> str:
 
 def _by_keys(spec: EntrySpec, scan: BookScan, ctx: PassContext, recursion: bool) -> Outcome:
     depth = scan.window_of(spec, ctx.extra_depth)
-    hits = [h for r in spec.primary if (h := scan.find(r, depth, recursion, False)) is not None]
-    if not hits:
-        return _no("no_match", f"no key matched in {_where(ctx, depth, recursion)}", ctx)
+    primary = scan.present(spec.primary, depth, recursion)
+    if not primary:
+        return _no("no_match", f"no key matched in {_where(depth, recursion)}", ctx)
+    hits = [scan.hit(r, depth, recursion, False) for r in primary]
     score = len(hits)
     if spec.secondary:
-        present = scan.found(spec.secondary, depth, recursion)
+        present = scan.present(spec.secondary, depth, recursion)
         failure = _logic_failure(spec, present)
         if failure:
             return _no("secondary", failure, ctx, tuple(hits))
         if spec.logic == AND_ANY or (spec.logic == AND_ALL and len(present) == len(spec.secondary)):
             score += len(present)  # SillyTavern getScore: only positive logic scores
-        hits += [scan.find(r, depth, recursion, True) for r in present]  # type: ignore[misc]
+        hits += [scan.hit(r, depth, recursion, True) for r in present]
     for group in spec.additional:
-        if not scan.found(group, depth, recursion):
+        if not scan.present(group, depth, recursion):
             listed = ", ".join(repr(k) for _, k in group)
             return _no(
                 "secondary", f"@@additional_keys: none of {listed} present", ctx, tuple(hits)
             )
-    excluded = scan.found(spec.exclude, depth, recursion)
+    excluded = scan.present(spec.exclude, depth, recursion)
     if excluded:
         return _no("secondary", f"@@exclude_keys: {excluded[0][1]!r} present", ctx, tuple(hits))
     from_chat = any(h.source == "message" and not h.secondary for h in hits)

@@ -72,29 +72,34 @@ class BookScan:
                 new.append(kid)
         return new
 
-    def find(self, ref: KeyRef, depth: int, recursion: bool, secondary: bool) -> KeyHit | None:
-        """Where key ``ref`` is within the last ``depth`` messages, else in recursed content
-        (when ``recursion``), else None."""
+    def hit(self, ref: KeyRef, depth: int, recursion: bool, secondary: bool) -> KeyHit:
+        """Where present key ``ref`` was found: its newest message within the last ``depth``
+        messages, else the first recursed content that had it."""
         kid, written = ref
         age = self.ages.get(kid)
         if age is not None and age < depth:
             return KeyHit(written, secondary, "message", message=self._positions[age])
-        if recursion:
-            source = self.recursed.get(kid)
-            if source is not None:
-                return KeyHit(
-                    written,
-                    secondary,
-                    "content",
-                    from_book=source.book_id,
-                    from_entry=source.entry_id,
-                    from_title=source.title,
-                )
-        return None
+        source = self.recursed[kid]
+        return KeyHit(
+            written,
+            secondary,
+            "content",
+            from_book=source.book_id,
+            from_entry=source.entry_id,
+            from_title=source.title,
+        )
 
-    def found(self, refs: Sequence[KeyRef], spec_depth: int, recursion: bool) -> list[KeyRef]:
-        """The refs present (for secondary logic and decorator key lists)."""
-        return [r for r in refs if self.find(r, spec_depth, recursion, True) is not None]
+    def present(self, refs: Sequence[KeyRef], depth: int, recursion: bool) -> list[KeyRef]:
+        """The keys of ``refs`` found in the last ``depth`` messages or, when ``recursion``, in
+        recursed content (the hot path of a turn: plain lookups, no objects)."""
+        ages = self.ages
+        recursed = self.recursed if recursion else None
+        out: list[KeyRef] = []
+        for ref in refs:
+            age = ages.get(ref[0])
+            if (age is not None and age < depth) or (recursed is not None and ref[0] in recursed):
+                out.append(ref)
+        return out
 
     def candidates(self, kids: Sequence[int]) -> set[int]:
         """Entries a new hit of these keys may activate."""
