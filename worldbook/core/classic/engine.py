@@ -33,12 +33,13 @@ def select_classic(
     turn: ClassicTurn, state: ChatState | None = None, cache: ClassicMatcherCache | None = None
 ) -> ClassicResult:
     """Select the classic lore of ``turn`` given the chat's ``state`` (None: a fresh chat)."""
+    matchers = DEFAULT_CACHE if cache is None else cache  # an empty cache is falsy
     seen: set[str] = set()
     books: list[CompiledBook] = []
     for book in turn.books:  # a book reached twice is used once (DESIGN §2 rule 2)
         if book.id not in seen:
             seen.add(book.id)
-            books.append((cache or DEFAULT_CACHE).get(book))
+            books.append(matchers.get(book))
     run = _Run(turn, books, state or ChatState())
     run.run_passes()
     run.min_activations()
