@@ -58,16 +58,19 @@ def test_rule_25_priority_defaults_to_order() -> None:
 
 def test_rule_25_budget_is_the_highest_of_the_books_unless_given() -> None:
     small = book(entry("a", "Gondor", content=WORDS5, book_id="s"), book_id="s", token_budget=100)
-    big = book(entry("b", "Gondor", content=WORDS5 * 30, book_id="t"), book_id="t",
-               token_budget=1000)
+    big = book(
+        entry("b", "Gondor", content=WORDS5 * 30, book_id="t"), book_id="t", token_budget=1000
+    )
     result = run((small, big), chat("Gondor"))
     assert result.budget == 1000 and len(result.activations) == 2
     assert run((small, big), chat("Gondor"), budget=10).budget == 10
 
 
 def test_rule_25_tokens_counted_when_not_given() -> None:
-    b = book(entry("given", "Gondor", content=WORDS5, tokens=50), entry("counted", "Gondor",
-             content=WORDS5))
+    b = book(
+        entry("given", "Gondor", content=WORDS5, tokens=50),
+        entry("counted", "Gondor", content=WORDS5),
+    )
     tokens = {a.entry_id: a.tokens for a in run(b, chat("Gondor")).activations}
     assert tokens == {"given": 50, "counted": 5}
 

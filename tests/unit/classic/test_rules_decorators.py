@@ -103,8 +103,9 @@ def test_rule_20_role_decorator_and_default() -> None:
 
 def test_rule_21_priority_and_order_decorators() -> None:
     b = book(
-        entry("low", "Gondor", content="one two three four", priority=1,
-              decorators=("@@priority 50",)),
+        entry(
+            "low", "Gondor", content="one two three four", priority=1, decorators=("@@priority 50",)
+        ),
         entry("high", "Gondor", content="one two three four", priority=10),
         entry("first", "Gondor", content="x", order=1, decorators=("@@order 500",)),
     )

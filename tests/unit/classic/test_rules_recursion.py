@@ -75,8 +75,6 @@ def test_rule_24_recursion_only_adds() -> None:
 def test_rule_24_later_secondary_logic_sees_recursed_text() -> None:
     b = book(
         entry("a", "Alpha", content="Alpha and the steward. The orc is here."),
-        entry("and_any", "Alpha", secondary_keys=("steward",), selective_logic=AND_ANY,
-              exclude_recursion=False, content="x"),
         entry("late", "Gondor", secondary_keys=("steward",), selective_logic=AND_ANY),
         entry("blocked", "steward", secondary_keys=("orc",), selective_logic=NOT_ANY),
         recursive_scanning=True,
@@ -140,16 +138,23 @@ def test_delay_until_recursion_levels_open_in_turn() -> None:
     passes = {a.entry_id: a.pass_no for a in result.activations}
     # Level 2 opens when level 1 has nothing more to recurse on (SillyTavern's levels).
     assert passes == {"k": 1, "l1": 2, "l2": 3}
-    carried = book(*b.entries[:1], entry("l1", "Alpha", delay_until_recursion=1),
-                   *b.entries[2:], recursive_scanning=True)
+    carried = book(
+        *b.entries[:1],
+        entry("l1", "Alpha", delay_until_recursion=1),
+        *b.entries[2:],
+        recursive_scanning=True,
+    )
     result = run(carried, chat("Alpha"))
     assert ids(result) == ["k", "l1"]  # l1's content keeps level 1 open through pass 3
     assert "level 2" in fate(result, "l2").reason
 
 
 def test_a_book_without_recursion_is_not_triggered_by_other_content() -> None:
-    source = book(entry("a", "Alpha", content="Alpha names Beta.", book_id="s"), book_id="s",
-                  recursive_scanning=True)
+    source = book(
+        entry("a", "Alpha", content="Alpha names Beta.", book_id="s"),
+        book_id="s",
+        recursive_scanning=True,
+    )
     still = book(entry("b", "Beta", book_id="t"), book_id="t", recursive_scanning=False)
     moving = book(entry("b", "Beta", book_id="m"), book_id="m", recursive_scanning=True)
     result = run((source, still, moving), chat("Alpha"))
