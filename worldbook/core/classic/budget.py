@@ -10,15 +10,14 @@ earlier, ties by higher priority, then lower entry id.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from worldbook.core.classic.compiled import EntrySpec, PlacementKey
 
 Ref = tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Costed:
+class Costed(NamedTuple):
     """An activated entry with its token cost."""
 
     ref: Ref

@@ -41,6 +41,7 @@ from worldbook.core.classic.model import (
 from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
+MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
 PlacementKey = tuple[int, int, tuple[int, int, str], str]
 
 
@@ -87,6 +88,19 @@ class EntrySpec:
         return LOGIC_NAMES.get(self.logic, LOGIC_NAMES[AND_ANY])
 
     @property
+    def plain(self) -> bool:
+        """Nothing but timed state and the recursion pass can block it before its keys (the
+        fast path of ``evaluate``)."""
+        entry, deco = self.entry, self.decorators
+        return (
+            entry.enabled
+            and not entry.delay
+            and not deco.gated
+            and not self.delay_level
+            and not entry.exclude_recursion
+        )
+
+    @property
     def forced(self) -> bool:
         """Activates without keys when nothing blocks it (rules 14, 17)."""
         return self.entry.constant or self.decorators.activate
@@ -113,6 +127,7 @@ class CompiledBook:
         )
         self.forced = tuple(s.index for s in self.specs if s.entry.enabled and s.forced)
         self.delayed = tuple(s.index for s in self.specs if s.entry.enabled and s.delay_level)
+        self.plain = frozenset(s.index for s in self.specs if s.plain)
         self.watched = tuple(
             s.index
             for s in self.specs
@@ -122,6 +137,7 @@ class CompiledBook:
         self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
         self._content_forms: dict[int, TextForms] = {}
         self.memo: dict[str, object] = {}  # turn-independent values derived from this version
+        self._message_hits: dict[str, frozenset[int]] = {}
 
     # -- building ---------------------------------------------------------------------------
 
@@ -247,6 +263,20 @@ class CompiledBook:
             if key.pattern is not None and clock.search(key, text.raw):
                 found.add(kid)
         return frozenset(found)
+
+    def message_hits(self, text: TextForms, clock: RegexClock) -> frozenset[int]:
+        """:meth:`scan` of one chat message, remembered by its text: a chat window slides by a
+        message or two per turn, so most messages of a turn were scanned by an earlier one."""
+        hits = self._message_hits.get(text.raw)
+        if hits is not None:
+            return hits
+        before = len(clock.timed_out)
+        hits = self.scan(text, clock)
+        if len(clock.timed_out) == before and self.book.cache_key:
+            if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
+                del self._message_hits[next(iter(self._message_hits))]  # oldest first
+            self._message_hits[text.raw] = hits
+        return hits
 
     def content_forms(self, index: int) -> TextForms:
         """The rendered content of entry ``index`` as a scanned text (recursion), kept."""

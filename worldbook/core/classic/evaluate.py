@@ -10,6 +10,7 @@ keys: a primary key (rule 5), the secondary logic (rule 12) and ``@@additional_k
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from worldbook.core.classic.compiled import EntrySpec, KeyRef
 from worldbook.core.classic.model import AND_ALL, AND_ANY, NOT_ALL, NOT_ANY
@@ -30,8 +31,7 @@ class PassContext:
     greeting_index: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """``fate`` None = activated (with ``cause``); otherwise the fate and its reason."""
 
     fate: Fate | None
@@ -121,9 +121,16 @@ def _forced(spec: EntrySpec, timers: BookTimers, ctx: PassContext) -> Outcome | 
 def evaluate(spec: EntrySpec, scan: BookScan, timers: BookTimers, ctx: PassContext) -> Outcome:
     """Whether ``spec`` activates in this pass."""
     recursive = scan.book.recursive
-    blocked = _blocked(spec, timers, ctx, recursive)
-    if blocked is not None:
-        return blocked
+    index = spec.index
+    fast = (
+        index in scan.book.plain
+        and index not in timers.cooldown
+        and (recursive or not ctx.recursion)
+    )
+    if not fast:
+        blocked = _blocked(spec, timers, ctx, recursive)
+        if blocked is not None:
+            return blocked
     forced = _forced(spec, timers, ctx)
     if forced is not None:
         return forced
@@ -160,7 +167,7 @@ def _by_keys(spec: EntrySpec, scan: BookScan, ctx: PassContext, recursion: bool)
             return _no(
                 "secondary", f"@@additional_keys: none of {listed} present", ctx, tuple(hits)
             )
-    excluded = scan.present(spec.exclude, depth, recursion)
+    excluded = scan.present(spec.exclude, depth, recursion) if spec.exclude else None
     if excluded:
         return _no("secondary", f"@@exclude_keys: {excluded[0][1]!r} present", ctx, tuple(hits))
     from_chat = any(h.source == "message" and not h.secondary for h in hits)

@@ -12,7 +12,7 @@ removed by one of its groups does not compete in the others.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from worldbook.core.classic.compiled import EntrySpec
 from worldbook.core.classic.evaluate import Outcome
@@ -20,8 +20,7 @@ from worldbook.core.classic.evaluate import Outcome
 Ref = tuple[int, int]  # (book position in the pool, entry index in its book)
 
 
-@dataclass(frozen=True, slots=True)
-class Matched:
+class Matched(NamedTuple):
     """An entry that matched in this pass, before groups and probability."""
 
     ref: Ref

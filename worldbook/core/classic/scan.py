@@ -53,7 +53,7 @@ class BookScan:
         limit = min(depth, len(self._messages))
         while self.scanned < limit:
             age = self.scanned
-            for kid in self.book.scan(self._messages[age], self._clock):
+            for kid in self.book.message_hits(self._messages[age], self._clock):
                 if kid not in self.ages:
                     self.ages[kid] = age
                     new.append(kid)
