@@ -26,7 +26,7 @@ from typing import Any
 from worldbook.adapters.tokenizers import get_tokenizer
 from worldbook.bench.common import OneCore, percentiles
 from worldbook.bench.peers import KeywordScan, PeerEntry, budget_by_order
-from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, Words, conversation
+from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, Words, conversation, synthetic_drafts
 from worldbook.core.classic import (
     ClassicBook,
     ClassicEntry,
@@ -120,11 +120,15 @@ def _time(calls: list[Callable[[], object]]) -> list[float]:
     return samples
 
 
-def classic_row(n: int, turns: int, baseline_turns: int) -> dict[str, Any]:
-    """Both methods on one synthetic book of ``n`` entries."""
+def classic_row(
+    n: int, turns: int, baseline_turns: int, *, shared_keys: bool = False
+) -> dict[str, Any]:
+    """Both methods on one synthetic book of ``n`` entries. ``shared_keys``: the stress case,
+    keys drawn from the latency suite's small name space (``synthetic_drafts``), so one name is
+    a key of many entries and a turn activates hundreds of them."""
     rng = random.Random(11_000 + n)
     count = get_tokenizer("cl100k_base").count
-    drafts = classic_drafts(rng, n)
+    drafts = synthetic_drafts(rng, n, KEYS_PER_ENTRY - 1) if shared_keys else classic_drafts(rng, n)
     book = classic_book(drafts, count)
     windows = _turns(conversation(rng, drafts, (turns + 10) * 2 + HISTORY), turns)
     cache = ClassicMatcherCache()
@@ -149,6 +153,7 @@ def classic_row(n: int, turns: int, baseline_turns: int) -> dict[str, Any]:
     baseline_p = percentiles(baseline_s)
     return {
         "entries": n,
+        "keys_shared": shared_keys,
         "keys": sum(len(e.keys) for e in book.entries),
         "compile_ms": round(compile_s * 1000, 1),
         "classic_ms": classic_p,
@@ -159,11 +164,17 @@ def classic_row(n: int, turns: int, baseline_turns: int) -> dict[str, Any]:
 
 
 def classic_rows(
-    sizes: tuple[int, ...] = SIZES, turns: int = 300, baseline_turns: int = 20
+    sizes: tuple[int, ...] = SIZES,
+    turns: int = 300,
+    baseline_turns: int = 10,
+    stress_baseline_turns: int = 2,
 ) -> dict[str, Any]:
-    """The classic latency table on one core: one row per book size."""
+    """The classic latency table on one core: one row per book size, plus the shared-keys
+    stress row at the largest size (skipped when ``stress_baseline_turns`` is 0)."""
     with OneCore():
         rows = [classic_row(n, turns, baseline_turns) for n in sizes]
+        if stress_baseline_turns and sizes:
+            rows.append(classic_row(max(sizes), turns, stress_baseline_turns, shared_keys=True))
     return {
         "setup": {
             "keys_per_entry": KEYS_PER_ENTRY,

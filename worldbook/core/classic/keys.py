@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import regex
@@ -65,8 +66,10 @@ class PlainForm:
         return self.check_left or self.check_right
 
 
+@lru_cache(maxsize=1 << 17)
 def plain_form(key: str, variant: int) -> PlainForm | None:
-    """The automaton form of ``key``; None when nothing is left after normalising."""
+    """The automaton form of ``key``; None when nothing is left after normalising. Memoised
+    (bounded): after an edit the book is compiled again with nearly the same keys."""
     case_sensitive, whole_words = variant_options(variant)
     norm = normalized(key, case_sensitive)
     if not norm:
