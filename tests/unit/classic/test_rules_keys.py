@@ -144,3 +144,33 @@ def test_key_hit_names_the_message() -> None:
     hit = result.activations[0].hits[0]
     assert (hit.key, hit.source, hit.message) == ("Gondor", "message", 1)
     assert "message 1" in result.activations[0].reason
+
+
+def test_rule_08_case_sensitive_whole_words_check_symbol_edges_too() -> None:
+    assert not _fires("#Hello", "x#Hello", case_sensitive=True)
+    assert _fires("#Hello", "say #Hello", case_sensitive=True)
+    assert not _fires("#Hello", "say #hello", case_sensitive=True)
+
+
+def test_keys_of_several_variants_in_one_book() -> None:
+    b = book(
+        entry("cs", "Dragon", case_sensitive=True),
+        entry("sub", "feu", whole_words=False),
+        entry("ww", "feu"),
+        entry("rx", "/^x/"),
+    )
+    assert ids(run(b, chat("x: the Dragon in la feuille"))) == ["cs", "rx", "sub"]
+
+
+def test_the_same_key_in_two_entries_and_two_books() -> None:
+    one = book(
+        entry("a", "Gondor", book_id="one"), entry("b", "gondor", book_id="one"), book_id="one"
+    )
+    two = book(entry("a", "GONDOR", book_id="two"), book_id="two")
+    result = run((one, two), chat("to Gondor"))
+    assert [(a.book_id, a.entry_id) for a in result.activations] == [
+        ("one", "a"),
+        ("two", "a"),
+        ("one", "b"),
+    ]
+    assert [a.hits[0].key for a in result.activations] == ["Gondor", "GONDOR", "gondor"]

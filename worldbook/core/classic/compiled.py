@@ -9,6 +9,7 @@ interned: the same key in the same variant is one key id for every entry that ha
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -107,7 +108,7 @@ class EntrySpec:
 
 
 class CompiledBook:
-    """Immutable once built (the content-hit memo aside); safe to share between threads."""
+    """Immutable once built (its memos of derived values aside); safe to share between threads."""
 
     def __init__(self, book: ClassicBook) -> None:
         self.book = book
@@ -138,6 +139,7 @@ class CompiledBook:
         self._content_forms: dict[int, TextForms] = {}
         self.memo: dict[str, object] = {}  # turn-independent values derived from this version
         self._message_hits: dict[str, frozenset[int]] = {}
+        self._lock = threading.Lock()
 
     # -- building ---------------------------------------------------------------------------
 
@@ -273,9 +275,10 @@ class CompiledBook:
         before = len(clock.timed_out)
         hits = self.scan(text, clock)
         if len(clock.timed_out) == before and self.book.cache_key:
-            if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
-                del self._message_hits[next(iter(self._message_hits))]  # oldest first
-            self._message_hits[text.raw] = hits
+            with self._lock:  # turns of several threads share a cached book
+                if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
+                    del self._message_hits[next(iter(self._message_hits))]  # oldest first
+                self._message_hits[text.raw] = hits
         return hits
 
     def content_forms(self, index: int) -> TextForms:

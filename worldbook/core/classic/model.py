@@ -151,10 +151,6 @@ class ClassicTurn:
     budget: int | None = None
     seed: int | str = 0
 
-    def scanned_messages(self) -> list[str]:
-        """Contents of the scanned messages, newest first (index = age)."""
-        return [m.content for m in reversed(self.messages) if m.role != "system"]
-
     def resolved_budget(self) -> int:
         if self.budget is not None:
             return self.budget
