@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.unit.classic.helpers import book, chat, entry, fate, ids, run
 
 
-def _fires(key: str, text: str, **fields: object) -> bool:
+def _fires(key: str, text: str, **fields: Any) -> bool:
     return ids(run(book(entry("e", key, **fields)), chat(text))) == ["e"]
 
 
