@@ -35,7 +35,6 @@ import numpy as np
 from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.lareqa import LAREQA_LANGUAGES, evaluate, load_pool, rank_pool
 from worldbook.bench.language_agnostic import (
     LanguageSubspace,
     QueryProjected,
@@ -45,6 +44,7 @@ from worldbook.bench.language_agnostic import (
     read_corpus,
     standardise_per_language,
 )
+from worldbook.bench.lareqa import LAREQA_LANGUAGES, evaluate, load_pool, rank_pool
 from worldbook.bench.xquad import engine_method, load_xquad, raw_method
 from worldbook.ports import Embedder
 
@@ -60,8 +60,9 @@ def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -
     q_means = language_means(q, pool.question_lang, n)
     both_p = corpus.remove_normalised(p)
     centred_p = p - pool_means[pool.sentence_lang]
-    stacked = np.vstack([corpus.basis * corpus.singular_values[:, None],
-                         pool_means - pool_means.mean(0)])  # fmt: skip
+    stacked = np.vstack(
+        [corpus.basis * corpus.singular_values[:, None], pool_means - pool_means.mean(0)]
+    )
     mixed = LanguageSubspace(np.vstack([stacked, np.zeros((1, p.shape[1]), np.float32)]), 25)
     q_corr = corpus.remove(q)
 
@@ -117,13 +118,18 @@ def main() -> None:
         results[name] = evaluate(pool, rank_pool(queries, scorer))
         r = results[name]
         worst = min(v["r@1"] for v in r["per_language"].values())
-        print(f"{name:62} mAP@20 {r['map@20']:.4f}  R@1 {r['r@1']:.4f}  worst-lang R@1 "
-              f"{worst:.4f}  same-lang top20 {r['same_lang_top20']:.3f}", flush=True)  # fmt: skip
+        print(
+            f"{name:62} mAP@20 {r['map@20']:.4f}  R@1 {r['r@1']:.4f}  worst-lang R@1 "
+            f"{worst:.4f}  same-lang top20 {r['same_lang_top20']:.3f}",
+            flush=True,
+        )
     print("\nper-language R@1:\n" + " " * 40 + "".join(f"{x:>6}" for x in LAREQA_LANGUAGES))
     for name, r in results.items():
         row = "".join(f"{r['per_language'][x]['r@1']:6.2f}" for x in LAREQA_LANGUAGES)
         print(f"{name[:40]:40}{row}")
-    check = xquad_check(args.samples / "xquad", embedder, QueryProjected(embedder, corpus), args.engine)
+    check = xquad_check(
+        args.samples / "xquad", embedder, QueryProjected(embedder, corpus), args.engine
+    )
     print("\nXQuAD R@5:")
     for name, table in check.items():
         print(f"{name:22}" + "".join(f"{lang} {t['r@5']:.3f}  " for lang, t in table.items()))
@@ -134,8 +140,11 @@ def main() -> None:
         "model": embedder.model_id,
         "pool_sentences": len(pool.sentences),
         "questions": len(pool.questions),
-        "corpus": {"digest": corpus_digest(), "languages": list(read_corpus()),
-                   "rank": int(corpus.basis.shape[0])},  # fmt: skip
+        "corpus": {
+            "digest": corpus_digest(),
+            "languages": list(read_corpus()),
+            "rank": int(corpus.basis.shape[0]),
+        },
         "lareqa": results,
         "xquad_r@5": check,
         "seconds": round(time.perf_counter() - started, 1),

@@ -203,9 +203,7 @@ def score(outcomes: dict[str, Outcome], turns: Sequence[HardTurn]) -> dict[str, 
     return {
         **summary(groups["all"]),
         "per_kind": {k[5:]: summary(v) for k, v in sorted(groups.items()) if k[:5] == "kind:"},
-        "per_language": {
-            k[5:]: summary(v) for k, v in sorted(groups.items()) if k[:5] == "lang:"
-        },
+        "per_language": {k[5:]: summary(v) for k, v in sorted(groups.items()) if k[:5] == "lang:"},
     }
 
 

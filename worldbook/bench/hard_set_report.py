@@ -61,16 +61,20 @@ def hard_set_markdown(result: dict[str, Any]) -> list[str]:
         ]
         lines += _table({"all": {}}, methods, "", "")
         lines[-1] = lines[-1].replace("| all |", "| all turns |", 1)
-        lines += ["", *_table(methods[next(iter(methods))]["per_kind"], methods, "per_kind", "kind")]
-        lines += ["", *_table(methods[next(iter(methods))]["per_language"], methods,
-                              "per_language", "language")]  # fmt: skip
+        first = methods[next(iter(methods))]
+        lines += ["", *_table(first["per_kind"], methods, "per_kind", "kind")]
+        lines += ["", *_table(first["per_language"], methods, "per_language", "language")]
         for method, diag in s["diagnostics"].items():
             lines += ["", f"Why gold entries missed ({method}):", ""]
             lines += [f"- {why}: {n}" for why, n in diag["missed_gold_by_reason"].items()]
             vias = ", ".join(f"{k} {v}" for k, v in diag["gold_in_full_by_via"].items())
-            lines += [f"- gold in full came by: {vias}", "", "Same-language pull "
-                      "(meaning-based full slots filled with entries in the turn's language):",
-                      ""]  # fmt: skip
+            lines += [
+                f"- gold in full came by: {vias}",
+                "",
+                "Same-language pull "
+                "(meaning-based full slots filled with entries in the turn's language):",
+                "",
+            ]
             for lang, p in diag["same_language_pull"].items():
                 if p["semantic_full_slots"]:
                     lines.append(

@@ -113,9 +113,7 @@ def evaluate(pool: LareqaPool, ranking: Ranking) -> dict[str, object]:
     """mAP@20 overall and per question language; R@1 per language (top hit is an answer, in
     any language) and the share of the top 20 in the question's own language."""
     langs = pool.languages()
-    ap = np.array(
-        [average_precision(ranking.top[i], rel) for i, rel in enumerate(pool.relevant)]
-    )
+    ap = np.array([average_precision(ranking.top[i], rel) for i, rel in enumerate(pool.relevant)])
     r1 = np.array([ranking.top[i, 0] in rel for i, rel in enumerate(pool.relevant)])
     same = (pool.sentence_lang[ranking.top] == pool.question_lang[:, None]).mean(axis=1)
     per_lang: dict[str, dict[str, float]] = {}
