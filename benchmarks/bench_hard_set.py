@@ -19,9 +19,14 @@ from pathlib import Path
 from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.hard_set import run_hard_set
+from worldbook.bench.hard_set import RowTransform, run_hard_set
 from worldbook.bench.hard_set_report import hard_set_markdown
-from worldbook.bench.language_agnostic import LanguageSubspace, QueryProjected
+from worldbook.bench.language_agnostic import (
+    LanguageCentroids,
+    LanguageSubspace,
+    QueryProjected,
+    centre_by_language,
+)
 from worldbook.bench.report import _clean
 from worldbook.core.types import ModelProfile
 from worldbook.ports import Embedder
@@ -41,8 +46,9 @@ def main() -> None:
     parser.add_argument(
         "--with-correction",
         action="store_true",
-        help="also run worldbook with the query-side language-subspace projection",
+        help="also run worldbook with the language corrections (query projection, + centring)",
     )
+    parser.add_argument("--rank", type=int, default=12, help="language subspace rank")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -53,9 +59,23 @@ def main() -> None:
     if not args.no_peers:
         minilm = CachedEmbedder(load_embedder(MINILM, threads=args.threads), cache)
     embedders: list[tuple[str, Embedder]] = [(args.embedder, embedder)]
+    rows: dict[str, RowTransform] = {}
     if args.with_correction:
-        subspace = LanguageSubspace.from_corpus(embedder)
-        embedders.append((f"{args.embedder}+proj(corpus)", QueryProjected(embedder, subspace)))
+        # The corrections of benchmarks/bench_lareqa.py: the parallel corpus's language
+        # subspace removed from queries only; and (recommended) removed from queries and entry
+        # rows, both renormalised, rows then centred per detected language (shrunk for small
+        # groups). The "both" embedder also projects the vectors it stores; the index-build
+        # transform re-applies the (idempotent) projection, so the index rows equal raw stored
+        # vectors transformed at build time.
+        subspace = LanguageSubspace.from_corpus(embedder, rank=args.rank)
+        centroids = LanguageCentroids(embedder)
+        query_only = QueryProjected(embedder, subspace)
+        both = QueryProjected(embedder, subspace, rows=True)
+        embedders.append((f"{args.embedder}+proj(query only)", query_only))
+        embedders.append((f"{args.embedder}+proj both+centre", both))
+        rows[f"{args.embedder}+proj both+centre"] = lambda v: centre_by_language(
+            subspace.remove_normalised(v), centroids.detect(v)
+        )
     started = time.perf_counter()
     result = run_hard_set(
         settings,
@@ -64,6 +84,7 @@ def main() -> None:
         minilm=minilm,
         profile=ModelProfile(8192, "cl100k_base"),
         step=lambda s: print(f"[{time.perf_counter() - started:6.1f}s] {s}", flush=True),
+        row_transforms=rows,
     )
     report = {
         "date": common.now_iso(),
@@ -76,8 +97,10 @@ def main() -> None:
     per_turn = {name: s.pop("_per_turn") for name, s in report["sets"].items()}
     common.write_results(args.output, _clean(report))
     common.write_results(args.output.with_suffix(".turns.json"), per_turn)
-    print("\n".join(hard_set_markdown(result)))
-    print(f"\nwrote {args.output}")
+    markdown = "\n".join(hard_set_markdown(result)) + "\n"
+    args.output.with_suffix(".md").write_text(markdown, encoding="utf-8")
+    print(markdown)
+    print(f"wrote {args.output} and {args.output.with_suffix('.md')}")
 
 
 if __name__ == "__main__":

@@ -36,9 +36,12 @@ from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
 from worldbook.bench.language_agnostic import (
+    LanguageCentroids,
     LanguageSubspace,
     QueryProjected,
+    RowCentred,
     balanced_merge,
+    centre_by_language,
     corpus_digest,
     language_means,
     read_corpus,
@@ -52,7 +55,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "lareqa.json"
 
 
-def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -> dict[str, Any]:
+def methods(
+    pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace, centroids: LanguageCentroids
+) -> dict[str, Any]:
     """name -> (query vectors, scorer) for every method compared."""
     n = len(LAREQA_LANGUAGES)
     groups = [pool.sentence_lang == i for i in range(n)]
@@ -65,6 +70,9 @@ def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -
     )
     mixed = LanguageSubspace(np.vstack([stacked, np.zeros((1, p.shape[1]), np.float32)]), 25)
     q_corr = corpus.remove(q)
+    detected = centroids.detect(p)
+    detected_centred = centre_by_language(p, detected)
+    both_centred = centre_by_language(both_p, detected)
 
     def dot(cands: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         return lambda qv, _rows: qv @ cands.T
@@ -81,6 +89,12 @@ def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -
             lambda qv, _r: standardise_per_language(qv @ p.T, groups),
         ),
         "proj(corpus+pool)": (mixed.remove(q), dot(p)),
+        "centre per detected lang (pool)": (q, dot(detected_centred)),
+        "proj(corpus) + centre per detected lang (pool)": (q_corr, dot(detected_centred)),
+        "proj(corpus) both + centre per detected lang (pool)": (
+            corpus.remove_normalised(q),
+            dot(both_centred),
+        ),
         "oracle: centre by question means (fit on XQuAD-R questions)": (
             q - q_means[pool.question_lang],
             dot(centred_p),
@@ -89,21 +103,33 @@ def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -
 
 
 def xquad_check(
-    folder: Path, embedder: Embedder, corrected: Embedder, engine: bool
+    folder: Path,
+    embedder: Embedder,
+    subspace: LanguageSubspace,
+    centroids: LanguageCentroids,
+    engine: bool,
 ) -> dict[str, Any]:
-    """XQuAD R@5 per language, raw model (and engine path) before/after the query projection."""
+    """XQuAD R@5 per language, raw model (and engine path) before/after the corrections: the
+    query-only projection, and the recommended one (queries and entry rows projected and
+    renormalised, rows centred per detected language)."""
     data = load_xquad(folder, quick=False)
-    out = {"raw": raw_method(data, embedder), "raw+proj(corpus)": raw_method(data, corrected)}
+    rows = RowCentred(QueryProjected(embedder, subspace, rows=True), centroids)
+    out = {
+        "raw": raw_method(data, embedder),
+        "raw+proj(query only)": raw_method(data, QueryProjected(embedder, subspace)),
+        "raw+proj both+centre": raw_method(data, rows),
+    }
     if engine:
         out["engine"] = engine_method(data, embedder)
-        out["engine+proj(corpus)"] = engine_method(data, corrected)
+        out["engine+proj(query only)"] = engine_method(data, QueryProjected(embedder, subspace))
+        out["engine+proj both+centre"] = engine_method(data, rows)
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", action="store_true", help="also the XQuAD engine path")
-    parser.add_argument("--rank", type=int, default=None, help="subspace rank (default all)")
+    parser.add_argument("--rank", type=int, default=12, help="language subspace rank")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--samples", type=Path, default=common.default_samples_dir())
     args = parser.parse_args()
@@ -113,8 +139,9 @@ def main() -> None:
     p = embedder.embed_passages(pool.sentences)
     q = embedder.embed_queries(pool.questions)
     corpus = LanguageSubspace.from_corpus(embedder, rank=args.rank)
+    centroids = LanguageCentroids(embedder)
     results: dict[str, Any] = {}
-    for name, (queries, scorer) in methods(pool, p, q, corpus).items():
+    for name, (queries, scorer) in methods(pool, p, q, corpus, centroids).items():
         results[name] = evaluate(pool, rank_pool(queries, scorer))
         r = results[name]
         worst = min(v["r@1"] for v in r["per_language"].values())
@@ -127,9 +154,7 @@ def main() -> None:
     for name, r in results.items():
         row = "".join(f"{r['per_language'][x]['r@1']:6.2f}" for x in LAREQA_LANGUAGES)
         print(f"{name[:40]:40}{row}")
-    check = xquad_check(
-        args.samples / "xquad", embedder, QueryProjected(embedder, corpus), args.engine
-    )
+    check = xquad_check(args.samples / "xquad", embedder, corpus, centroids, args.engine)
     print("\nXQuAD R@5:")
     for name, table in check.items():
         print(f"{name:22}" + "".join(f"{lang} {t['r@5']:.3f}  " for lang, t in table.items()))

@@ -12,6 +12,7 @@ from worldbook.bench.hard_set import KIND_LABELS, load_hard_set
 from worldbook.bench.language_agnostic import (
     LanguageSubspace,
     balanced_merge,
+    centre_by_language,
     read_corpus,
     standardise_per_language,
 )
@@ -81,3 +82,18 @@ def test_hard_sets_meet_the_issue_minimums(name: str) -> None:
     for turn in hard.turns:
         assert set(turn.gold) | set(turn.avoid) <= titles
         assert 3 <= len(turn.messages) <= 5
+
+
+def test_centring_moves_large_language_groups_and_barely_moves_small_ones() -> None:
+    rng = np.random.default_rng(2)
+    big = rng.standard_normal((200, 4)).astype(np.float32) + np.array([3, 0, 0, 0], np.float32)
+    small = rng.standard_normal((2, 4)).astype(np.float32) + np.array([0, 3, 0, 0], np.float32)
+    vectors = np.vstack([big, small])
+    labels = np.array([0] * 200 + [1] * 2)
+    out = centre_by_language(vectors, labels, shrink=20.0)
+    overall = vectors.mean(axis=0)
+    # the big group's mean lands near the overall mean; the small group moves by 2/22 only
+    assert np.allclose(out[:200].mean(axis=0), overall, atol=0.2)
+    moved = np.linalg.norm(out[200:].mean(axis=0) - small.mean(axis=0))
+    full = np.linalg.norm(small.mean(axis=0) - overall)
+    assert moved == pytest.approx(full * 2 / 22, rel=1e-3)

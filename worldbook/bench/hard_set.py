@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.bench.peers import st_budget
 from worldbook.bench.quality import (
     LabelledTurn,
@@ -40,7 +41,8 @@ from worldbook.bench.quality import (
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
 from worldbook.errors import InvalidInput
-from worldbook.ports import Embedder
+from worldbook.ports import Embedder, Vectors
+from worldbook.service.components import Components
 from worldbook.service.turns import BookSource, select_turn
 from worldbook.settings import WorldbookSettings
 
@@ -119,12 +121,31 @@ def _detail(selection: Selection, gold: Sequence[str]) -> TurnDetail:
     return TurnDetail(via, missed)
 
 
+RowTransform = Callable[[Vectors], Vectors]
+"""Applied to a book's stored entry vectors when its in-memory index is built (an experiment
+hook: the stored vectors stay raw)."""
+
+
+def _transformed_index(parts: Components, rows: RowTransform) -> FaissIndex:
+    def load(book_id: str) -> tuple[list[str], Vectors]:
+        ids, vectors = parts.store.load_book_vectors(book_id, parts.model_id)
+        return ids, rows(vectors) if len(ids) else vectors
+
+    return FaissIndex(load, max_books=parts.settings.index_cache_books)
+
+
 def worldbook_run(
-    settings: WorldbookSettings, embedder: Embedder, hard: HardSet, profile: ModelProfile
+    settings: WorldbookSettings,
+    embedder: Embedder,
+    hard: HardSet,
+    profile: ModelProfile,
+    rows: RowTransform | None = None,
 ) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
     """Every turn through ``select_turn`` on the freshly imported, indexed world."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
         parts = _components(settings, embedder, Path(tmp))
+        if rows is not None:
+            parts.vector_index = _transformed_index(parts, rows)
         try:
             book_id = _import_all(parts, [hard.world])[hard.world.name]
             count = parts.token_counter(profile.tokenizer_id).tokenizer.count
@@ -263,8 +284,12 @@ def run_hard_set(
     minilm: Embedder | None,
     profile: ModelProfile,
     step: Callable[[str], None] = lambda _: None,
+    row_transforms: dict[str, RowTransform] | None = None,
 ) -> dict[str, Any]:
-    """Every method on every turn of each set; a dict ready for ``results.json``."""
+    """Every method on every turn of each set; a dict ready for ``results.json``.
+
+    ``row_transforms`` maps a method name of ``embedders`` to a transform of the book's entry
+    vectors applied when its index is built (e.g. per-language centring)."""
     out: dict[str, Any] = {
         "input_window": profile.input_window,
         "tokenizer": profile.tokenizer_id,
@@ -280,7 +305,8 @@ def run_hard_set(
         book: dict[str, Any] = {}
         for name, embedder in embedders:
             step(f"hard set {hard.name}: worldbook:{name}")
-            outcomes, details, book = worldbook_run(settings, embedder, hard, profile)
+            rows = (row_transforms or {}).get(name)
+            outcomes, details, book = worldbook_run(settings, embedder, hard, profile, rows)
             methods[f"worldbook:{name}"] = score(outcomes, hard.turns)
             diagnostics[f"worldbook:{name}"] = diagnose(hard, outcomes, details)
             per_turn[f"worldbook:{name}"] = {

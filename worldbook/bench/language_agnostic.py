@@ -90,10 +90,11 @@ class LanguageSubspace:
         means = np.stack([embed(lines).mean(axis=0) for lines in texts.values()])
         return cls(means, rank)
 
-    def remove(self, vectors: FloatMatrix) -> FloatMatrix:
-        """``vectors`` minus their component in the subspace (not renormalised)."""
+    def remove(self, vectors: FloatMatrix, strength: float = 1.0) -> FloatMatrix:
+        """``vectors`` minus ``strength`` times their component in the subspace (not
+        renormalised; 1.0 removes it entirely)."""
         v = np.asarray(vectors, dtype=np.float32)
-        return np.asarray(v - (v @ self.basis.T) @ self.basis, dtype=np.float32)
+        return np.asarray(v - strength * ((v @ self.basis.T) @ self.basis), dtype=np.float32)
 
     def remove_normalised(self, vectors: FloatMatrix) -> FloatMatrix:
         return _normalise(self.remove(vectors))
@@ -129,18 +130,76 @@ def balanced_merge(scores: FloatMatrix, groups: Sequence[npt.NDArray[np.bool_]])
 
 
 class QueryProjected:
-    """An embedder whose query vectors have the language subspace removed (passages raw):
-    the correction as the engine would apply it, at query time only."""
+    """An embedder whose query vectors have the language subspace removed: the correction as
+    the engine would apply it at query time. With ``rows`` false passages stay raw (query-side
+    only); with ``rows`` true passages are projected and renormalised too (what an index would
+    do to the stored vectors when it is built)."""
 
-    def __init__(self, inner: Embedder, subspace: LanguageSubspace) -> None:
+    def __init__(
+        self, inner: Embedder, subspace: LanguageSubspace, strength: float = 1.0, rows: bool = False
+    ) -> None:
         self._inner = inner
         self._subspace = subspace
+        self._strength = strength
+        self._rows = rows
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.max_passage_chars = inner.max_passage_chars
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._inner.embed_passages(texts)
+        vectors = self._inner.embed_passages(texts)
+        return self._subspace.remove_normalised(vectors) if self._rows else vectors
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._subspace.remove(self._inner.embed_queries(texts))
+        found = self._subspace.remove(self._inner.embed_queries(texts), self._strength)
+        return _normalise(found) if self._rows else found
+
+
+class LanguageCentroids:
+    """Nearest-centroid language identification of passage vectors, centroids from the parallel
+    corpus (no labelled data): 93% right on the XQuAD-R sentences with e5-small."""
+
+    def __init__(self, embedder: Embedder, corpus: dict[str, list[str]] | None = None) -> None:
+        texts = corpus or read_corpus()
+        self.languages = list(texts)
+        means = np.stack([embedder.embed_passages(lines).mean(axis=0) for lines in texts.values()])
+        self.centroids = _normalise(means.astype(np.float32))
+
+    def detect(self, vectors: FloatMatrix) -> npt.NDArray[np.int_]:
+        return np.asarray(np.argmax(np.asarray(vectors) @ self.centroids.T, axis=1))
+
+
+def centre_by_language(
+    vectors: FloatMatrix, labels: npt.NDArray[np.int_], shrink: float = 20.0
+) -> FloatMatrix:
+    """Each row minus its language's offset from the overall mean, the offset shrunk by
+    ``n / (n + shrink)`` so a language with a handful of rows is barely moved. Scoring a query
+    against these rows equals centring its scores per candidate language (minus a constant)."""
+    v = np.asarray(vectors, dtype=np.float32)
+    overall = v.mean(axis=0)
+    out = v.copy()
+    for label in np.unique(labels):
+        rows = labels == label
+        n = int(rows.sum())
+        out[rows] -= (n / (n + shrink)) * (v[rows].mean(axis=0) - overall)
+    return out
+
+
+class RowCentred:
+    """An embedder whose passage batches are centred per detected language
+    (:func:`centre_by_language`): how a book's rows would be centred when its index is built,
+    for benchmarks that embed one book per batch."""
+
+    def __init__(self, inner: Embedder, centroids: LanguageCentroids) -> None:
+        self._inner = inner
+        self._centroids = centroids
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.max_passage_chars = inner.max_passage_chars
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        vectors = self._inner.embed_passages(texts)
+        return centre_by_language(vectors, self._centroids.detect(vectors))
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return self._inner.embed_queries(texts)
