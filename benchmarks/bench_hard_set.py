@@ -22,11 +22,11 @@ from worldbook.bench.common import CachedEmbedder
 from worldbook.bench.hard_set import RowTransform, run_hard_set
 from worldbook.bench.hard_set_report import hard_set_markdown
 from worldbook.bench.language_agnostic import (
-    LanguageCentroids,
     LanguageSubspace,
     QueryProjected,
     centre_by_language,
 )
+from worldbook.bench.language_id import detect_language
 from worldbook.bench.report import _clean
 from worldbook.core.types import ModelProfile
 from worldbook.ports import Embedder
@@ -68,13 +68,12 @@ def main() -> None:
         # transform re-applies the (idempotent) projection, so the index rows equal raw stored
         # vectors transformed at build time.
         subspace = LanguageSubspace.from_corpus(embedder, rank=args.rank)
-        centroids = LanguageCentroids(embedder)
         query_only = QueryProjected(embedder, subspace)
         both = QueryProjected(embedder, subspace, rows=True)
         embedders.append((f"{args.embedder}+proj(query only)", query_only))
         embedders.append((f"{args.embedder}+proj both+centre", both))
-        rows[f"{args.embedder}+proj both+centre"] = lambda v: centre_by_language(
-            subspace.remove_normalised(v), centroids.detect(v)
+        rows[f"{args.embedder}+proj both+centre"] = lambda v, texts: centre_by_language(
+            subspace.remove_normalised(v), [detect_language(t) for t in texts]
         )
     started = time.perf_counter()
     result = run_hard_set(

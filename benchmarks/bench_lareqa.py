@@ -12,7 +12,8 @@ Nothing is fit on XQuAD or XQuAD-R. What each method estimates, and from what:
 * ``proj(corpus) both`` — removed from both sides and renormalised.
 * ``centre cand (pool)`` / ``z-score per lang (pool)`` / ``balanced (pool)`` — statistics of the
   candidate pool itself, by candidate language: what an engine can compute from a book's own
-  entries at query time (candidates' languages known here; an engine would detect them).
+  entries at query time (candidates' languages as labelled here; the ``detected`` variants
+  guess each sentence's language from its text, ``worldbook.bench.language_id``).
 * ``proj(corpus+pool)`` — the subspace spanned by the corpus means and the pool's own
   per-language means.
 * ``oracle: centre by question means`` — uses the XQuAD-R *questions'* language means: fit on
@@ -36,7 +37,6 @@ from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
 from worldbook.bench.language_agnostic import (
-    LanguageCentroids,
     LanguageSubspace,
     QueryProjected,
     RowCentred,
@@ -47,6 +47,7 @@ from worldbook.bench.language_agnostic import (
     read_corpus,
     standardise_per_language,
 )
+from worldbook.bench.language_id import detect_language
 from worldbook.bench.lareqa import LAREQA_LANGUAGES, evaluate, load_pool, rank_pool
 from worldbook.bench.xquad import engine_method, load_xquad, raw_method
 from worldbook.ports import Embedder
@@ -55,9 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "lareqa.json"
 
 
-def methods(
-    pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace, centroids: LanguageCentroids
-) -> dict[str, Any]:
+def methods(pool: Any, p: np.ndarray, q: np.ndarray, corpus: LanguageSubspace) -> dict[str, Any]:
     """name -> (query vectors, scorer) for every method compared."""
     n = len(LAREQA_LANGUAGES)
     groups = [pool.sentence_lang == i for i in range(n)]
@@ -70,7 +69,7 @@ def methods(
     )
     mixed = LanguageSubspace(np.vstack([stacked, np.zeros((1, p.shape[1]), np.float32)]), 25)
     q_corr = corpus.remove(q)
-    detected = centroids.detect(p)
+    detected = [detect_language(s) for s in pool.sentences]
     detected_centred = centre_by_language(p, detected)
     both_centred = centre_by_language(both_p, detected)
 
@@ -106,14 +105,13 @@ def xquad_check(
     folder: Path,
     embedder: Embedder,
     subspace: LanguageSubspace,
-    centroids: LanguageCentroids,
     engine: bool,
 ) -> dict[str, Any]:
     """XQuAD R@5 per language, raw model (and engine path) before/after the corrections: the
     query-only projection, and the recommended one (queries and entry rows projected and
     renormalised, rows centred per detected language)."""
     data = load_xquad(folder, quick=False)
-    rows = RowCentred(QueryProjected(embedder, subspace, rows=True), centroids)
+    rows = RowCentred(QueryProjected(embedder, subspace, rows=True))
     out = {
         "raw": raw_method(data, embedder),
         "raw+proj(query only)": raw_method(data, QueryProjected(embedder, subspace)),
@@ -139,9 +137,8 @@ def main() -> None:
     p = embedder.embed_passages(pool.sentences)
     q = embedder.embed_queries(pool.questions)
     corpus = LanguageSubspace.from_corpus(embedder, rank=args.rank)
-    centroids = LanguageCentroids(embedder)
     results: dict[str, Any] = {}
-    for name, (queries, scorer) in methods(pool, p, q, corpus, centroids).items():
+    for name, (queries, scorer) in methods(pool, p, q, corpus).items():
         results[name] = evaluate(pool, rank_pool(queries, scorer))
         r = results[name]
         worst = min(v["r@1"] for v in r["per_language"].values())
@@ -154,7 +151,7 @@ def main() -> None:
     for name, r in results.items():
         row = "".join(f"{r['per_language'][x]['r@1']:6.2f}" for x in LAREQA_LANGUAGES)
         print(f"{name[:40]:40}{row}")
-    check = xquad_check(args.samples / "xquad", embedder, corpus, centroids, args.engine)
+    check = xquad_check(args.samples / "xquad", embedder, corpus, args.engine)
     print("\nXQuAD R@5:")
     for name, table in check.items():
         print(f"{name:22}" + "".join(f"{lang} {t['r@5']:.3f}  " for lang, t in table.items()))

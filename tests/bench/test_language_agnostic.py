@@ -16,6 +16,7 @@ from worldbook.bench.language_agnostic import (
     read_corpus,
     standardise_per_language,
 )
+from worldbook.bench.language_id import detect_language
 from worldbook.bench.lareqa import average_precision
 
 SETS = Path(__file__).resolve().parents[2] / "benchmarks" / "hard_set"
@@ -97,3 +98,21 @@ def test_centring_moves_large_language_groups_and_barely_moves_small_ones() -> N
     moved = np.linalg.norm(out[200:].mean(axis=0) - small.mean(axis=0))
     full = np.linalg.norm(small.mean(axis=0) - overall)
     assert moved == pytest.approx(full * 2 / 22, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("The guild of weavers controls the trade in cloth.", "en"),
+        ("La guilde des tisserands contrôle le commerce du drap.", "fr"),
+        ("Der Schwarze Bund ist ein Geheimbund von Eisenhändlern.", "de"),
+        ("El gremio de tejedores controla el comercio de paños.", "es"),
+        ("Зарянск — северное княжество за мысом.", "ru"),
+        ("陽炎諸島は、エビング海のはるか東に浮かぶ火山の島々である。", "ja"),
+        ("金海帝国是艾宾海东南方的大帝国。", "zh"),
+        ("해성 왕국은 작은 왕국이다.", "ko"),
+        ("Cây cầu cũ được xây bằng đá xám.", "vi"),
+    ],
+)
+def test_detect_language_reads_the_script_then_function_words(text: str, lang: str) -> None:
+    assert detect_language(text) == lang

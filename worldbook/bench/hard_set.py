@@ -121,15 +121,19 @@ def _detail(selection: Selection, gold: Sequence[str]) -> TurnDetail:
     return TurnDetail(via, missed)
 
 
-RowTransform = Callable[[Vectors], Vectors]
-"""Applied to a book's stored entry vectors when its in-memory index is built (an experiment
-hook: the stored vectors stay raw)."""
+RowTransform = Callable[[Vectors, list[str]], Vectors]
+"""``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory
+index is built, with the title and lore of each row's entry (an experiment hook: the stored
+vectors stay raw)."""
 
 
 def _transformed_index(parts: Components, rows: RowTransform) -> FaissIndex:
     def load(book_id: str) -> tuple[list[str], Vectors]:
         ids, vectors = parts.store.load_book_vectors(book_id, parts.model_id)
-        return ids, rows(vectors) if len(ids) else vectors
+        if not ids:
+            return ids, vectors
+        texts = {r.id: f"{r.title}\n{r.lore}" for r in parts.store.list_entries(book_id)}
+        return ids, rows(vectors, [texts[i] for i in ids])
 
     return FaissIndex(load, max_books=parts.settings.index_cache_books)
 

@@ -15,7 +15,8 @@ on an evaluation set:
 * per-language score centring / z-scores over the candidates (the book's own entries at query
   time): each query's scores are standardised within each candidate language, so every
   language's best candidates compete on equal terms ("balancing across languages").
-* per-language mean centring of candidates (means from the candidates themselves).
+* per-language mean centring of candidates (means from the candidates themselves, languages
+  guessed from the text by :mod:`worldbook.bench.language_id`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from worldbook.bench.language_id import detect_language
 from worldbook.ports import Embedder, Vectors
 
 CORPUS_DIR = Path(__file__).resolve().parent / "language_corpus"
@@ -155,51 +158,37 @@ class QueryProjected:
         return _normalise(found) if self._rows else found
 
 
-class LanguageCentroids:
-    """Nearest-centroid language identification of passage vectors, centroids from the parallel
-    corpus (no labelled data): 93% right on the XQuAD-R sentences with e5-small."""
-
-    def __init__(self, embedder: Embedder, corpus: dict[str, list[str]] | None = None) -> None:
-        texts = corpus or read_corpus()
-        self.languages = list(texts)
-        means = np.stack([embedder.embed_passages(lines).mean(axis=0) for lines in texts.values()])
-        self.centroids = _normalise(means.astype(np.float32))
-
-    def detect(self, vectors: FloatMatrix) -> npt.NDArray[np.int_]:
-        return np.asarray(np.argmax(np.asarray(vectors) @ self.centroids.T, axis=1))
-
-
 def centre_by_language(
-    vectors: FloatMatrix, labels: npt.NDArray[np.int_], shrink: float = 20.0
+    vectors: FloatMatrix, labels: Sequence[str] | npt.NDArray[Any], shrink: float = 20.0
 ) -> FloatMatrix:
     """Each row minus its language's offset from the overall mean, the offset shrunk by
     ``n / (n + shrink)`` so a language with a handful of rows is barely moved. Scoring a query
     against these rows equals centring its scores per candidate language (minus a constant)."""
     v = np.asarray(vectors, dtype=np.float32)
+    tags = np.asarray(labels)
     overall = v.mean(axis=0)
     out = v.copy()
-    for label in np.unique(labels):
-        rows = labels == label
+    for label in np.unique(tags):
+        rows = tags == label
         n = int(rows.sum())
         out[rows] -= (n / (n + shrink)) * (v[rows].mean(axis=0) - overall)
     return out
 
 
 class RowCentred:
-    """An embedder whose passage batches are centred per detected language
-    (:func:`centre_by_language`): how a book's rows would be centred when its index is built,
-    for benchmarks that embed one book per batch."""
+    """An embedder whose passage batches are centred per language (:func:`centre_by_language`,
+    languages guessed from each text by :func:`detect_language`): how a book's rows would be
+    centred when its index is built, for benchmarks that embed one book per batch."""
 
-    def __init__(self, inner: Embedder, centroids: LanguageCentroids) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self._inner = inner
-        self._centroids = centroids
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.max_passage_chars = inner.max_passage_chars
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         vectors = self._inner.embed_passages(texts)
-        return centre_by_language(vectors, self._centroids.detect(vectors))
+        return centre_by_language(vectors, [detect_language(t) for t in texts])
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         return self._inner.embed_queries(texts)
