@@ -43,7 +43,9 @@ from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
 from worldbook.service.components import Components
-from worldbook.service.turns import BookSource, select_turn
+from worldbook.service.cast import BookSource
+from worldbook.service.services import Services
+from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 OWNER = "bench"
@@ -127,7 +129,7 @@ index is built, with the title and lore of each row's entry (an experiment hook:
 vectors stay raw)."""
 
 
-def _transformed_index(parts: Components, rows: RowTransform) -> FaissIndex:
+def _transformed_index(parts: Services, rows: RowTransform) -> FaissIndex:
     def load(book_id: str) -> tuple[list[str], Vectors]:
         ids, vectors = parts.store.load_book_vectors(book_id, parts.model_id)
         if not ids:
@@ -149,17 +151,17 @@ def worldbook_run(
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
         parts = _components(settings, embedder, Path(tmp))
         if rows is not None:
-            parts.vector_index = _transformed_index(parts, rows)
+            parts.services.vector_index = _transformed_index(parts.services, rows)
         try:
-            book_id = _import_all(parts, [hard.world])[hard.world.name]
-            count = parts.token_counter(profile.tokenizer_id).tokenizer.count
-            entries = _peer_entries(parts, book_id, count)
+            book_id = _import_all(parts.services, [hard.world])[hard.world.name]
+            count = parts.services.token_counter(profile.tokenizer_id).tokenizer.count
+            entries = _peer_entries(parts.services, book_id, count)
             _check_titles(hard, {e.title for e in entries})
             outcomes: dict[str, Outcome] = {}
             details: dict[str, TurnDetail] = {}
             for turn in hard.turns:
                 sel = select_turn(
-                    parts,
+                    parts.services,
                     user_id=OWNER,
                     source=BookSource(book_ids=(book_id,)),
                     messages=turn.messages,
