@@ -42,7 +42,6 @@ from worldbook.core.selection import canon_budget
 from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
-from worldbook.service.components import Components
 from worldbook.service.cast import BookSource
 from worldbook.service.services import Services
 from worldbook.service.turns import select_turn
