@@ -149,6 +149,10 @@ class QueryProjected:
         self.dim = inner.dim
         self.max_passage_chars = inner.max_passage_chars
 
+    @property
+    def loaded(self) -> bool:
+        return self._inner.loaded
+
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         vectors = self._inner.embed_passages(texts)
         return self._subspace.remove_normalised(vectors) if self._rows else vectors
@@ -185,6 +189,10 @@ class RowCentred:
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.max_passage_chars = inner.max_passage_chars
+
+    @property
+    def loaded(self) -> bool:
+        return self._inner.loaded
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         vectors = self._inner.embed_passages(texts)
