@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -17,9 +17,12 @@ import numpy.typing as npt
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.ordering import Target
 from worldbook.core.records import (
+    ALL_ENTRIES,
     ApiKeyRecord,
     AttachmentRecord,
+    BookQuery,
     BookRecord,
+    EntryQuery,
     EntryRecord,
     EntryToIndex,
     EntryUsageRecord,
@@ -28,7 +31,7 @@ from worldbook.core.records import (
     TargetKind,
 )
 from worldbook.core.tokens import Tokenizer
-from worldbook.core.types import IndexStatus, SemanticHit, Visibility
+from worldbook.core.types import IndexStatus, SemanticHit
 
 __all__ = [
     "Embedder",
@@ -188,17 +191,7 @@ class Store(Protocol):
     def trash_book(self, book_id: str) -> BookRecord: ...
     def restore_book(self, book_id: str) -> BookRecord: ...
     def purge_book(self, book_id: str) -> None: ...
-    def list_books(
-        self,
-        *,
-        owner_id: str | None = None,
-        visibility: Visibility | str | None = None,
-        query: str | None = None,
-        tag: str | None = None,
-        trashed: bool = False,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[BookRecord]: ...
+    def list_books(self, query: BookQuery) -> list[BookRecord]: ...
     def copy_book(self, book_id: str, new_owner_id: str) -> BookRecord: ...
 
     # entries and list order
@@ -214,17 +207,7 @@ class Store(Protocol):
     def get_entries(self, book_id: str, ids: Sequence[str]) -> list[EntryRecord]: ...
     def update_entry(self, entry_id: str, **changes: Any) -> EntryRecord: ...
     def delete_entries(self, book_id: str, ids: Sequence[str]) -> int: ...
-    def list_entries(
-        self,
-        book_id: str,
-        *,
-        canon: bool | None = None,
-        enabled: bool | None = None,
-        never_used: bool | None = None,
-        sort: Literal["position", "most_used"] = "position",
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[EntryRecord]: ...
+    def list_entries(self, book_id: str, query: EntryQuery = ALL_ENTRIES) -> list[EntryRecord]: ...
     def set_enabled(self, book_id: str, ids: Sequence[str], enabled: bool) -> int: ...
     def entry_ids_not_in_book(self, book_id: str, ids: Sequence[str]) -> list[str]: ...
     def move_entries(self, book_id: str, ids: Sequence[str], *, to: Position) -> int: ...

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from worldbook.adapters.store import SqlStore, entry_content_hash, open_store, upgrade_database
 from worldbook.adapters.store.tables import metadata
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.records import now
+from worldbook.core.records import BookQuery, EntryQuery, now
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import (
     BookNotFound,
@@ -111,21 +111,21 @@ def test_book_crud_trash_restore(store: SqlStore) -> None:
     assert store.get_book(book.id) == book
     updated = store.update_book(book.id, description="Rivers.", tags=["river"])
     assert updated.description == "Rivers." and updated.version > book.version
-    assert [b.id for b in store.list_books(owner_id="alice", tag="RIVER")] == [book.id]
-    assert store.list_books(owner_id="alice", tag="fantasy") == []
-    assert [b.id for b in store.list_books(query="reac")] == [book.id]
-    assert store.list_books(query="100%") == []
+    assert [b.id for b in store.list_books(BookQuery(owner_id="alice", tag="RIVER"))] == [book.id]
+    assert store.list_books(BookQuery(owner_id="alice", tag="fantasy")) == []
+    assert [b.id for b in store.list_books(BookQuery(title_contains="reac"))] == [book.id]
+    assert store.list_books(BookQuery(title_contains="100%")) == []
     trashed = store.trash_book(book.id)
     assert trashed.trashed
     with pytest.raises(BookNotFound):
         store.get_book(book.id)
     assert store.get_book(book.id, include_trashed=True).trashed
-    assert store.list_books(owner_id="alice") == []
-    assert [b.id for b in store.list_books(owner_id="alice", trashed=True)] == [book.id]
+    assert store.list_books(BookQuery(owner_id="alice")) == []
+    assert [b.id for b in store.list_books(BookQuery(owner_id="alice", trashed=True))] == [book.id]
     with pytest.raises(BookNotFound):
         store.add_entries(book.id, drafts(1))
     assert not store.restore_book(book.id).trashed
-    assert [b.id for b in store.list_books(owner_id="alice")] == [book.id]
+    assert [b.id for b in store.list_books(BookQuery(owner_id="alice"))] == [book.id]
     store.purge_book(book.id)
     with pytest.raises(BookNotFound):
         store.get_book(book.id, include_trashed=True)
@@ -151,7 +151,7 @@ def test_publishing_needs_ten_entries(store: SqlStore) -> None:
     assert info.value.limit == "entries required to publish"
     fill(store, book.id, 1, "Tenth")
     assert store.update_book(book.id, visibility="public").visibility == Visibility.PUBLIC
-    assert [b.id for b in store.list_books(visibility="public")] == [book.id]
+    assert [b.id for b in store.list_books(BookQuery(visibility=Visibility.PUBLIC))] == [book.id]
 
 
 def test_copy_book(store: SqlStore) -> None:
@@ -264,9 +264,9 @@ def test_list_filters_enable_and_usage(store: SqlStore) -> None:
     store.update_entry(ids[0], canon=True)
     assert store.set_enabled(book.id, ids[4:], False) == 2
     assert store.set_enabled(book.id, ids[4:], False) == 0
-    assert [e.id for e in store.list_entries(book.id, canon=True)] == ids[:1]
-    assert [e.id for e in store.list_entries(book.id, enabled=False)] == ids[4:]
-    assert [e.id for e in store.list_entries(book.id, limit=2, offset=1)] == ids[1:3]
+    assert [e.id for e in store.list_entries(book.id, EntryQuery(canon=True))] == ids[:1]
+    assert [e.id for e in store.list_entries(book.id, EntryQuery(enabled=False))] == ids[4:]
+    assert [e.id for e in store.list_entries(book.id, EntryQuery(limit=2, offset=1))] == ids[1:3]
 
     store.record_turn_usage([book.id], [(ids[0], "canon"), (ids[2], "semantic"), (ids[3], "index")])
     store.record_turn_usage([book.id, book.id], [(ids[2], "full"), (ids[2], "index")])
@@ -275,8 +275,11 @@ def test_list_filters_enable_and_usage(store: SqlStore) -> None:
     assert (usage[ids[0]].canon, usage[ids[3]].index, usage[ids[1]].total) == (1, 1, 0)
     assert usage[ids[2]].last_used_at is not None
     assert store.book_turns(book.id) == 2
-    assert [e.id for e in store.list_entries(book.id, sort="most_used")][:1] == [ids[2]]
-    assert [e.id for e in store.list_entries(book.id, never_used=True)] == [ids[1], *ids[4:]]
+    assert [e.id for e in store.list_entries(book.id, EntryQuery(sort="most_used"))][:1] == [ids[2]]
+    assert [e.id for e in store.list_entries(book.id, EntryQuery(never_used=True))] == [
+        ids[1],
+        *ids[4:],
+    ]
     assert store.usage_alerts(book.id, min_turns=3) == []
     assert store.usage_alerts(book.id, min_turns=2) == [ids[1]]  # enabled, not canon, unused
     with pytest.raises(InvalidInput):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.records import EntryQuery
 from worldbook.core.types import Message, ModelProfile, Visibility
 from worldbook.errors import BookNotFound, EntryNotFound, LimitExceeded, PermissionDenied
 from worldbook.service import library
@@ -149,7 +150,7 @@ def test_import_and_export_on_the_fakes() -> None:
     result = import_book(services, owner_id="alice", data=path.read_bytes(), filename=path.name)
     assert result.entries == len(services.store.list_entries(result.book_id)) == 4
     assert set(services.queue.enqueued) >= {  # type: ignore[attr-defined]
-        e.id for e in services.store.list_entries(result.book_id, enabled=True)
+        e.id for e in services.store.list_entries(result.book_id, EntryQuery(enabled=True))
     }
     exported = json.loads(export(services, user_id="alice", book_id=result.book_id, fmt="ccv3"))
     assert exported["spec"] == "lorebook_v3"

@@ -81,3 +81,8 @@ def entry_values(draft: EntryDraft) -> dict[str, Any]:
     for name in ENTRY_LIST_FIELDS:
         values[name] = tuple(values[name])
     return values
+
+
+def norm_tag(tag: str) -> str:
+    """A tag as stored and searched: trimmed and case-folded (``River`` finds ``river``)."""
+    return tag.strip().casefold()

@@ -229,3 +229,18 @@ def best_chunk_scores(scores: npt.ArrayLike, starts: npt.ArrayLike) -> npt.NDArr
     if values.size == 0:
         return np.zeros(0, dtype=np.float32)
     return np.asarray(np.maximum.reduceat(values, np.asarray(starts)), dtype=np.float32)
+
+
+def as_vector_matrix(entry_id: str, vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """A stored entry's ``vectors`` as a non-empty float32 ``(chunks, dim)`` matrix (one
+    vector = one chunk); anything else is refused naming the entry."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise InvalidInput(
+            f"vectors of entry {entry_id!r} must be a non-empty 2-D array (chunks × dim); "
+            f"got shape {array.shape}.",
+            field="vectors",
+        )
+    return array

@@ -19,6 +19,7 @@ from typing import Any, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.json_limits import check_clean_text, check_json_value
+from worldbook.core.records import EntryQuery
 from worldbook.core.types import BookMode, Role, Visibility
 from worldbook.errors import InvalidInput, LimitExceeded
 
@@ -347,6 +348,18 @@ def check_bulk(count: int, *, field: str = "ids", limits: Limits = LIMITS) -> No
 
 def check_split_text(text: str, *, field: str = "text", limits: Limits = LIMITS) -> None:
     check_text(text, field=field, limit="text to split into entries", max_len=limits.split_text_max)
+
+
+def check_page(limit: int | None, offset: int, *, max_limit: int = 500) -> None:
+    """A listing page: 1–``max_limit`` rows (None = all, for entries) from ``offset`` ≥ 0."""
+    if (limit is not None and not 1 <= limit <= max_limit) or offset < 0:
+        raise InvalidInput(f"limit must be 1–{max_limit} and offset ≥ 0.", field="limit")
+
+
+def check_entry_query(query: EntryQuery) -> None:
+    if query.sort not in ("position", "most_used"):
+        raise InvalidInput('sort must be "position" or "most_used".', field="sort")
+    check_page(query.limit, query.offset, max_limit=LIMITS.entries_per_book)
 
 
 def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:

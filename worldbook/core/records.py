@@ -28,6 +28,37 @@ def now() -> datetime:
 
 
 @dataclass(frozen=True, slots=True)
+class BookQuery:
+    """A book listing: every filter given must hold; most recently changed first."""
+
+    owner_id: str | None = None
+    visibility: Visibility | None = None
+    title_contains: str | None = None
+    tag: str | None = None
+    trashed: bool = False
+    limit: int = 50
+    offset: int = 0
+
+
+EntrySort = Literal["position", "most_used"]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryQuery:
+    """An entry listing of one book: filters (None = either), order, page."""
+
+    canon: bool | None = None
+    enabled: bool | None = None
+    never_used: bool | None = None
+    sort: EntrySort = "position"
+    limit: int | None = None
+    offset: int = 0
+
+
+ALL_ENTRIES = EntryQuery()
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKeyRecord:
     id: str
     name: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from worldbook.core.records import EntryRecord, EntryUsageRecord
+from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord
 from worldbook.errors import EntryNotFound, InvalidInput
 from worldbook.service.access import require_owner
 from worldbook.service.cast import BookSource, resolve_books
@@ -43,7 +43,7 @@ def book_usage(
         services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
     )
     services.usage.flush()  # read this process's own recent turns
-    entries = services.store.list_entries(book.id, sort="most_used")
+    entries = services.store.list_entries(book.id, EntryQuery(sort="most_used"))
     counts = services.store.entry_usage(book.id)
     uses = [EntryUse(e, counts.get(e.id) or EntryUsageRecord(entry_id=e.id)) for e in entries]
     alert = set(services.store.usage_alerts(book.id, threshold))

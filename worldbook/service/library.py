@@ -18,7 +18,14 @@ from typing import Any, Literal
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.ordering import Target
-from worldbook.core.records import AttachmentRecord, BookRecord, EntryRecord, TargetKind
+from worldbook.core.records import (
+    AttachmentRecord,
+    BookQuery,
+    BookRecord,
+    EntryQuery,
+    EntryRecord,
+    TargetKind,
+)
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import LoreBook, Visibility
 from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound
@@ -91,13 +98,15 @@ def list_my_books(
     offset: int = 0,
 ) -> list[BookRecord]:
     return services.store.list_books(
-        owner_id=user_id,
-        trashed=trashed,
-        visibility=visibility,
-        query=_search_text(query, "q"),
-        tag=_search_text(tag, "tag"),
-        limit=limit,
-        offset=offset,
+        BookQuery(
+            owner_id=user_id,
+            trashed=trashed,
+            visibility=visibility,
+            title_contains=_search_text(query, "q"),
+            tag=_search_text(tag, "tag"),
+            limit=limit,
+            offset=offset,
+        )
     )
 
 
@@ -111,11 +120,13 @@ def browse_library(
 ) -> list[BookRecord]:
     """Public books only, by title substring and/or tag (issue 6 item 4)."""
     return services.store.list_books(
-        visibility=Visibility.PUBLIC,
-        query=_search_text(query, "q"),
-        tag=_search_text(tag, "tag"),
-        limit=limit,
-        offset=offset,
+        BookQuery(
+            visibility=Visibility.PUBLIC,
+            title_contains=_search_text(query, "q"),
+            tag=_search_text(tag, "tag"),
+            limit=limit,
+            offset=offset,
+        )
     )
 
 
@@ -131,7 +142,7 @@ def copy_to_library(services: Services, user_id: str, book_id: str) -> BookRecor
     require_use(services.store.get_book(book_id, include_trashed=True), user_id)
     copy = services.store.copy_book(book_id, user_id)
     # Vectors are copied with the entries; the indexer skips those already current.
-    services.enqueue([e.id for e in services.store.list_entries(copy.id, enabled=True)])
+    services.enqueue([e.id for e in services.store.list_entries(copy.id, EntryQuery(enabled=True))])
     return copy
 
 
@@ -211,15 +222,9 @@ def list_entries(
     book = visible_book(services, user_id, book_id)
     if never_used is not None or sort == "most_used":
         services.usage.flush()  # read this process's own recent turns
-    entries = services.store.list_entries(
-        book.id,
-        canon=canon,
-        enabled=None if disabled is None else not disabled,
-        never_used=never_used,
-        sort=sort,
-        limit=limit,
-        offset=offset,
-    )
+    enabled = None if disabled is None else not disabled
+    query = EntryQuery(canon, enabled, never_used, sort, limit, offset)
+    entries = services.store.list_entries(book.id, query)
     counter = services.token_counter(tokenizer)
     lore = _lore_book(services, book, tokenizer)
     tokens = {e.id: e.tokens for e in lore.entries}

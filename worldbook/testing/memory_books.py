@@ -10,11 +10,13 @@ from dataclasses import replace
 from typing import Any
 
 from worldbook.core import limits
-from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields
+from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields, norm_tag
+from worldbook.core.limits import check_page
 from worldbook.core.records import (
     TARGET_KINDS,
     ApiKeyRecord,
     AttachmentRecord,
+    BookQuery,
     BookRecord,
     TargetKind,
     now,
@@ -193,33 +195,23 @@ class BookTable:
             book = self._live_book(book_id, include_trashed=True)
             return self._touch(book_id, deleted_at=None) if book.trashed else book
 
-    def list_books(
-        self,
-        *,
-        owner_id: str | None = None,
-        visibility: Visibility | str | None = None,
-        query: str | None = None,
-        tag: str | None = None,
-        trashed: bool = False,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[BookRecord]:
-        if not 1 <= limit <= 500 or offset < 0:
-            raise InvalidInput("limit must be 1–500 and offset ≥ 0.", field="limit")
-        wanted = Visibility(visibility) if visibility is not None else None
+    def list_books(self, query: BookQuery) -> list[BookRecord]:
+        check_page(query.limit, query.offset)
+        q = query
+        text = (q.title_contains or "").casefold()
         with self._lock:
             books = [
                 b
                 for b in self._books.values()
-                if b.trashed == trashed
-                and (owner_id is None or b.owner_id == owner_id)
-                and (wanted is None or b.visibility == wanted)
-                and (not query or query.casefold() in b.title.casefold())
-                and (not tag or tag.strip().casefold() in {t.strip().casefold() for t in b.tags})
+                if b.trashed == q.trashed
+                and (q.owner_id is None or b.owner_id == q.owner_id)
+                and (q.visibility is None or b.visibility == Visibility(q.visibility))
+                and text in b.title.casefold()
+                and (not q.tag or norm_tag(q.tag) in {norm_tag(t) for t in b.tags})
             ]
         books.sort(key=lambda b: b.id)
         books.sort(key=lambda b: b.updated_at, reverse=True)
-        return books[offset : offset + limit]
+        return books[q.offset : q.offset + q.limit]
 
     # --- attachments ---------------------------------------------------------------------
     def attach(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from worldbook.core import limits
 from worldbook.core.drafts import (
@@ -17,9 +17,12 @@ from worldbook.core.drafts import (
     entry_values,
 )
 from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.limits import check_entry_query
 from worldbook.core.ordering import GAP, Target, parse_target, place
 from worldbook.core.records import (
+    ALL_ENTRIES,
     BookRecord,
+    EntryQuery,
     EntryRecord,
     EntryUsageRecord,
     ImportJobRecord,
@@ -176,33 +179,23 @@ class EntryTable(BookTable):
         for key in [k for k in self._vectors if k[0] in doomed]:
             del self._vectors[key]
 
-    def list_entries(
-        self,
-        book_id: str,
-        *,
-        canon: bool | None = None,
-        enabled: bool | None = None,
-        never_used: bool | None = None,
-        sort: Literal["position", "most_used"] = "position",
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[EntryRecord]:
-        if sort not in ("position", "most_used"):
-            raise InvalidInput('sort must be "position" or "most_used".', field="sort")
+    def list_entries(self, book_id: str, query: EntryQuery = ALL_ENTRIES) -> list[EntryRecord]:
+        check_entry_query(query)
+        q = query
         with self._lock:
             rows = self._book_entries(book_id)
             usage = {e.id: self._entry_usage[e.id].total for e in rows}
         rows = [
             e
             for e in rows
-            if (canon is None or e.canon == canon)
-            and (enabled is None or e.enabled == enabled)
-            and (never_used is None or (usage[e.id] == 0) == never_used)
+            if (q.canon is None or e.canon == q.canon)
+            and (q.enabled is None or e.enabled == q.enabled)
+            and (q.never_used is None or (usage[e.id] == 0) == q.never_used)
         ]
-        if sort == "most_used":
+        if q.sort == "most_used":
             rows.sort(key=lambda e: -usage[e.id])  # stable: list order breaks ties
-        rows = rows[offset:]
-        return rows[:limit] if limit is not None else rows
+        rows = rows[q.offset :]
+        return rows[: q.limit] if q.limit is not None else rows
 
     def set_enabled(self, book_id: str, ids: Sequence[str], enabled: bool) -> int:
         ids = list(dict.fromkeys(ids))

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import numpy as np
 
-from worldbook.core.embed_text import entry_text
+from worldbook.core.embed_text import as_vector_matrix, entry_text
 from worldbook.core.records import (
     USAGE_VIAS,
     EntryRecord,
@@ -52,7 +52,7 @@ class InMemoryStore(EntryTable):
     def save_vectors_many(
         self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
     ) -> list[bool]:
-        matrices = [_as_matrix(entry_id, v) for entry_id, _, v in items]
+        matrices = [as_vector_matrix(entry_id, v).copy() for entry_id, _, v in items]
         flags: list[bool] = []
         with self._lock:
             touched: set[str] = set()
@@ -293,16 +293,3 @@ class InMemoryStore(EntryTable):
             job = self.get_import_job(job_id)
             self._jobs[job_id] = replace(job, status=status, updated_at=now())
             return self._jobs[job_id]
-
-
-def _as_matrix(entry_id: str, vectors: Vectors) -> Vectors:
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim == 1:
-        array = array[None, :]
-    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise InvalidInput(
-            f"vectors of entry {entry_id!r} must be a non-empty 2-D array (chunks × dim); "
-            f"got shape {array.shape}.",
-            field="vectors",
-        )
-    return array.copy()

@@ -7,18 +7,13 @@ lines are kept the same way (SPEC_V3: a fallback follows the decorator it backs 
 
 from __future__ import annotations
 
+from worldbook.core.classic.decorators import split_content
+
 
 def split_decorators(content: str) -> tuple[list[str], str]:
-    """Leading ``@@`` lines and the remaining text (after the newline that ends the last one)."""
-    if not content.startswith("@@"):
-        return [], content
-    lines: list[str] = []
-    rest = content
-    while rest.startswith("@@"):
-        line, newline, tail = rest.partition("\n")
-        lines.append(line.rstrip("\r"))
-        rest = tail if newline else ""
-    return lines, rest
+    """Leading ``@@`` lines and the remaining text (after the newline that ends the last one):
+    the classic engine's own reading of a content's decorator block."""
+    return split_content(content)
 
 
 def join_decorators(lines: list[str], lore: str) -> str:

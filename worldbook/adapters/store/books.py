@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,37 +15,16 @@ from worldbook.adapters.store.base import (
 )
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
-from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields
+from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields, norm_tag
+from worldbook.core.limits import check_page
 from worldbook.core.ordering import GAP
 from worldbook.core.records import (
-    ApiKeyRecord,
+    BookQuery,
     BookRecord,
     now,
-    utc,
 )
 from worldbook.core.types import BookMode, Visibility
-from worldbook.errors import BookNotFound, InvalidInput, LimitExceeded
-
-KEY_PREFIX = "wb_"
-_PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
-
-
-def _hash_secret(plaintext: str) -> str:
-    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
-    return ApiKeyRecord(
-        id=row["id"],
-        name=row["name"],
-        prefix=row["prefix"],
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        revoked_at=utc(row["revoked_at"]),
-    )
-
-
-def _norm_tag(tag: str) -> str:
-    return tag.strip().casefold()
+from worldbook.errors import BookNotFound, LimitExceeded
 
 
 class BooksMixin(StoreBase):
@@ -100,7 +77,7 @@ class BooksMixin(StoreBase):
 
     def _write_tags(self, conn: sa.Connection, book_id: str, tags: list[str]) -> None:
         conn.execute(sa.delete(t.book_tags).where(t.book_tags.c.book_id == book_id))
-        rows = [{"book_id": book_id, "tag": tag} for tag in dict.fromkeys(map(_norm_tag, tags))]
+        rows = [{"book_id": book_id, "tag": tag} for tag in dict.fromkeys(map(norm_tag, tags))]
         if rows:
             conn.execute(sa.insert(t.book_tags), rows)
 
@@ -184,35 +161,27 @@ class BooksMixin(StoreBase):
                 conn.execute(sa.delete(table).where(table.c.book_id == book_id))
             conn.execute(sa.delete(t.books).where(t.books.c.id == book_id))
 
-    def list_books(
-        self,
-        *,
-        owner_id: str | None = None,
-        visibility: Visibility | str | None = None,
-        query: str | None = None,
-        tag: str | None = None,
-        trashed: bool = False,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[BookRecord]:
+    def list_books(self, query: BookQuery) -> list[BookRecord]:
         """Books matching every given filter, most recently updated first."""
-        if not 1 <= limit <= 500 or offset < 0:
-            raise InvalidInput("limit must be 1–500 and offset ≥ 0.", field="limit")
-        stmt = sa.select(t.books)
-        stmt = stmt.where(
-            t.books.c.deleted_at.is_not(None) if trashed else t.books.c.deleted_at.is_(None)
+        check_page(query.limit, query.offset)
+        b = t.books.c
+        stmt = sa.select(t.books).where(
+            b.deleted_at.is_not(None) if query.trashed else b.deleted_at.is_(None)
         )
-        if owner_id is not None:
-            stmt = stmt.where(t.books.c.owner_id == owner_id)
-        if visibility is not None:
-            stmt = stmt.where(t.books.c.visibility == Visibility(visibility).value)
-        if query:
-            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            stmt = stmt.where(t.books.c.title.ilike(f"%{escaped}%", escape="\\"))
-        if tag:
-            tagged = sa.select(t.book_tags.c.book_id).where(t.book_tags.c.tag == _norm_tag(tag))
-            stmt = stmt.where(t.books.c.id.in_(tagged))
-        stmt = stmt.order_by(t.books.c.updated_at.desc(), t.books.c.id).limit(limit).offset(offset)
+        if query.owner_id is not None:
+            stmt = stmt.where(b.owner_id == query.owner_id)
+        if query.visibility is not None:
+            stmt = stmt.where(b.visibility == Visibility(query.visibility).value)
+        if query.title_contains:
+            text = query.title_contains
+            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            stmt = stmt.where(b.title.ilike(f"%{escaped}%", escape="\\"))
+        if query.tag:
+            tag = norm_tag(query.tag)
+            stmt = stmt.where(
+                b.id.in_(sa.select(t.book_tags.c.book_id).where(t.book_tags.c.tag == tag))
+            )
+        stmt = stmt.order_by(b.updated_at.desc(), b.id).limit(query.limit).offset(query.offset)
         with read_tx(self._engine) as conn:
             return [book_record(r) for r in conn.execute(stmt).mappings()]
 

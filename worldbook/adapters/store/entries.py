@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -26,8 +26,9 @@ from worldbook.core.drafts import (
     entry_values,
 )
 from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.limits import check_entry_query
 from worldbook.core.ordering import Target, gap_for, parse_target, renumber, spread_or_renumber
-from worldbook.core.records import EntryRecord, now
+from worldbook.core.records import ALL_ENTRIES, EntryQuery, EntryRecord, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
 
@@ -151,37 +152,23 @@ class EntriesMixin(StoreBase):
             self._touch_book(conn, book_id, entry_count=t.books.c.entry_count - len(ids))
             return len(ids)
 
-    def list_entries(
-        self,
-        book_id: str,
-        *,
-        canon: bool | None = None,
-        enabled: bool | None = None,
-        never_used: bool | None = None,
-        sort: Literal["position", "most_used"] = "position",
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[EntryRecord]:
+    def list_entries(self, book_id: str, query: EntryQuery = ALL_ENTRIES) -> list[EntryRecord]:
         """A book's entries in list order (or most used first), filtered."""
-        if sort not in ("position", "most_used"):
-            raise InvalidInput('sort must be "position" or "most_used".', field="sort")
-        stmt = (
-            sa.select(t.entries)
-            .join(t.entry_usage, t.entry_usage.c.entry_id == t.entries.c.id)
-            .where(t.entries.c.book_id == book_id)
-        )
-        if canon is not None:
-            stmt = stmt.where(t.entries.c.canon == canon)
-        if enabled is not None:
-            stmt = stmt.where(t.entries.c.enabled == enabled)
-        if never_used is not None:
-            used = t.entry_usage.c.total > 0
-            stmt = stmt.where(sa.not_(used) if never_used else used)
-        if sort == "most_used":
-            stmt = stmt.order_by(t.entry_usage.c.total.desc())
-        stmt = stmt.order_by(t.entries.c.position, t.entries.c.id).offset(offset)
-        if limit is not None:
-            stmt = stmt.limit(limit)
+        check_entry_query(query)
+        e, u = t.entries.c, t.entry_usage.c
+        stmt = sa.select(t.entries).join(t.entry_usage, u.entry_id == e.id)
+        stmt = stmt.where(e.book_id == book_id)
+        if query.canon is not None:
+            stmt = stmt.where(e.canon == query.canon)
+        if query.enabled is not None:
+            stmt = stmt.where(e.enabled == query.enabled)
+        if query.never_used is not None:
+            stmt = stmt.where((u.total == 0) if query.never_used else (u.total > 0))
+        if query.sort == "most_used":
+            stmt = stmt.order_by(u.total.desc())
+        stmt = stmt.order_by(e.position, e.id).offset(query.offset)
+        if query.limit is not None:
+            stmt = stmt.limit(query.limit)
         with read_tx(self._engine) as conn:
             return [entry_record(r) for r in conn.execute(stmt).mappings()]
 

@@ -16,10 +16,9 @@ import sqlalchemy as sa
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_ids
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.core.embed_text import entry_text
+from worldbook.core.embed_text import as_vector_matrix, entry_text
 from worldbook.core.records import EntryToIndex, now
 from worldbook.core.types import IndexStatus
-from worldbook.errors import InvalidInput
 from worldbook.ports import Vectors
 
 
@@ -36,20 +35,6 @@ VectorItem = tuple[str, str, Vectors]
 """One item of :meth:`VectorsMixin.save_vectors_many`: (entry id, content hash, vectors)."""
 
 _IN_CHUNK = 500  # ids per IN (...) list: well under SQLite's and PostgreSQL's parameter limits
-
-
-def _as_matrix(entry_id: str, vectors: Vectors) -> Vectors:
-    """``vectors`` as a non-empty float32 ``(chunks, dim)`` matrix (one vector = one chunk)."""
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim == 1:
-        array = array[None, :]
-    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise InvalidInput(
-            f"vectors of entry {entry_id!r} must be a non-empty 2-D array (chunks × dim); "
-            f"got shape {array.shape}.",
-            field="vectors",
-        )
-    return array
 
 
 class VectorsMixin(StoreBase):
@@ -73,7 +58,7 @@ class VectorsMixin(StoreBase):
         commit costs an fsync on SQLite and a round trip on PostgreSQL). If an entry id comes
         twice, the last item's vectors are kept (as successive ``save_vectors`` calls would).
         """
-        matrices = [_as_matrix(entry_id, v) for entry_id, _, v in items]
+        matrices = [as_vector_matrix(entry_id, v) for entry_id, _, v in items]
         if not matrices:
             return []
         ids = sorted({entry_id for entry_id, _, _ in items})

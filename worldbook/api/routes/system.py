@@ -13,6 +13,7 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from worldbook.core.records import BookQuery
 from worldbook.errors import WorldbookError
 from worldbook.service.services import Services
 
@@ -35,7 +36,7 @@ def readiness(services: Services | None) -> tuple[bool, dict[str, Any]]:
         return False, {"components": {"up": False, "detail": "starting"}}
     report: dict[str, Any] = {}
     try:
-        services.store.list_books(limit=1)
+        services.store.list_books(BookQuery(limit=1))
         report["database"] = {"up": True}
     except WorldbookError as exc:
         report["database"] = {"up": False, "detail": exc.message}
