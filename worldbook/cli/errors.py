@@ -6,6 +6,7 @@ from worldbook.errors import (
     AuthenticationFailed,
     Conflict,
     InvalidInput,
+    LanguageModelError,
     NotFound,
     PermissionDenied,
     ServiceUnavailable,
@@ -20,6 +21,7 @@ EXIT_CODES: dict[type[WorldbookError], int] = {
     PermissionDenied: 4,
     Conflict: 5,
     ServiceUnavailable: 6,
+    LanguageModelError: 7,
 }
 """Exit code per error family; a subclass takes its nearest listed ancestor's code."""
 

@@ -1,0 +1,437 @@
+"""Split a text into entries, word for word (issue 12 item 4; docs/ai-authoring.md §4 "Split").
+
+The text is cut into *units* — paragraphs (blank-line blocks), with every heading line starting
+a new one — and consecutive units are *grouped* into entries, either by a language model's
+proposal (titles and unit ranges only) or deterministically: each heading starts an entry; a
+text without headings gives one entry per paragraph. Then the DESIGN §6 limits are enforced
+without changing a character:
+
+- a part whose lore is under the minimum (20, wide characters counting two) is joined to the
+  part before it; a part that is only a heading line is joined to the part after it;
+- a part over 20,000 characters is cut into near-equal pieces at the last paragraph break, else
+  line break, else sentence end, else space, in the second half of each piece's room; a hard
+  cut between two characters only where the text has none of those.
+
+**Exactness.** Each entry's lore starts and ends with a non-whitespace character; the
+whitespace between two entries is the first one's ``separator`` (the last entry's separator is
+the text's trailing whitespace), and the text's leading whitespace is ``leading``::
+
+    text == split.leading + "".join(part.lore + part.separator for part in split.parts)
+
+Heading lines stay in the lore (word for word); the title is taken from them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from worldbook.core.limits import LIMITS, Limits, check_split_text, weighted_length
+from worldbook.core.matching import normalize
+from worldbook.errors import InvalidInput
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_BOLD = re.compile(r"^\s*(\*\*|__)(.+?)\1\s*:?\s*$")
+_FIELD = re.compile(r"^\s*(?:title|name)\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
+_UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
+_SENTENCE_END = ".!?…。！？"
+_TITLE_CHARS = " \t#*_`>:-–—•"
+_PARAGRAPH_BREAK = re.compile(r"\s*\n[^\S\n]*\n\s*")
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+_SENTENCE = re.compile(r"([.!?…][\"'”’»)\]]*)(\s+)|([。！？][」』”’)]*)")
+_SPACE = re.compile(r"\s+")
+DERIVED_TITLE_MAX = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A paragraph: ``text[start:end]`` (no outer whitespace); ``heading`` is the title its
+    first line gives, if that line is a heading; ``body`` is False for a lone heading line."""
+
+    start: int
+    end: int
+    heading: str | None = None
+    body: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Units ``first``..``last`` (inclusive, 0-based) as one entry, with an optional title."""
+
+    first: int
+    last: int
+    title: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SplitPart:
+    title: str
+    lore: str
+    aliases: tuple[str, ...] = ()
+    separator: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TextSplit:
+    """The entries of a split text; see the module docstring for how they rebuild it."""
+
+    leading: str
+    parts: tuple[SplitPart, ...]
+    notes: tuple[str, ...] = ()
+
+    def joined(self) -> str:
+        return self.leading + "".join(part.lore + part.separator for part in self.parts)
+
+
+@dataclass(slots=True)
+class _Draft:
+    start: int
+    end: int
+    title: str | None
+    aliases: tuple[str, ...] = ()
+    heading_only: bool = False
+    pieces: list[tuple[int, int]] = field(default_factory=list)
+
+
+# --- units -----------------------------------------------------------------------------------
+
+
+def heading_title(line: str) -> str | None:
+    """The title a heading line gives: Markdown ``#``, a bold-only line, ``Title:``/``Name:``,
+    or a short ALL-CAPS line without sentence punctuation; else None."""
+    stripped = line.strip()
+    for pattern, group in ((_ATX, 1), (_BOLD, 2), (_FIELD, 1)):
+        found = pattern.match(line.rstrip("\r\n"))
+        if found:
+            return found.group(group).strip() or None
+    cased = [ch for ch in stripped if ch.isalpha() and ch.lower() != ch.upper()]
+    if (
+        3 <= len(stripped) <= 80
+        and len(cased) >= 2
+        and stripped.upper() == stripped
+        and stripped[-1] not in _SENTENCE_END + ",;"
+        and len(stripped.split()) <= 10
+    ):
+        return stripped
+    return None
+
+
+def _span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` narrowed to its first and last non-whitespace characters."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def units(text: str) -> list[Unit]:
+    """The paragraphs of ``text``; a heading line (or a line with a ``===``/``---``
+    underline) always starts a new one."""
+    lines = [(m.start(), m.end(), m.group()) for m in _LINE.finditer(text)]
+    found: list[Unit] = []
+    current: list[int] = []  # indexes into lines
+    heading: str | None = None
+
+    def close() -> None:
+        nonlocal heading
+        if current:
+            start, end = _span(text, lines[current[0]][0], lines[current[-1]][1])
+            underlined = len(current) == 2 and _UNDERLINE.match(lines[current[1]][2])
+            body = heading is None or (len(current) > 1 and not underlined)
+            found.append(Unit(start, end, heading, body))
+        current.clear()
+        heading = None
+
+    for i, (_, _, line) in enumerate(lines):
+        if not line.strip():
+            close()
+            continue
+        following = lines[i + 1][2] if i + 1 < len(lines) else ""
+        title = heading_title(line)
+        if title is None and _UNDERLINE.match(following) and not _UNDERLINE.match(line):
+            title = line.strip()
+        if title is not None and not (current and _UNDERLINE.match(line)):
+            close()
+            heading = title
+        current.append(i)
+    close()
+    return found
+
+
+def heading_groups(found: Sequence[Unit], first: int = 0, last: int | None = None) -> list[Group]:
+    """Deterministic grouping of units ``first..last``: each heading starts an entry (units
+    before the first heading make one); without headings, one entry per paragraph."""
+    stop = len(found) - 1 if last is None else last
+    indexes = range(first, stop + 1)
+    if not any(found[i].heading for i in indexes):
+        return [Group(i, i) for i in indexes]
+    groups: list[Group] = []
+    for i in indexes:
+        if found[i].heading is not None or not groups:
+            groups.append(Group(i, i, found[i].heading))
+        else:
+            groups[-1] = replace(groups[-1], last=i)
+    return groups
+
+
+def cover(groups: Sequence[Group], found: Sequence[Unit]) -> list[Group]:
+    """``groups`` (ordered, not overlapping) with every unit they miss grouped by headings."""
+    out: list[Group] = []
+    nxt = 0
+    for group in groups:
+        if group.first > nxt:
+            out.extend(heading_groups(found, nxt, group.first - 1))
+        out.append(group)
+        nxt = group.last + 1
+    if nxt < len(found):
+        out.extend(heading_groups(found, nxt))
+    return out
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+
+def _drafts(found: Sequence[Unit], groups: Sequence[Group]) -> list[_Draft]:
+    drafts = []
+    for group in groups:
+        head = found[group.first]
+        drafts.append(
+            _Draft(
+                start=head.start,
+                end=found[group.last].end,
+                title=group.title or head.heading,
+                aliases=group.aliases,
+                heading_only=group.first == group.last and not head.body,
+            )
+        )
+    return drafts
+
+
+def _join(a: _Draft, b: _Draft) -> _Draft:
+    title = b.title if a.heading_only and b.title else (a.title or b.title)
+    return _Draft(a.start, b.end, title, a.aliases + b.aliases, heading_only=False)
+
+
+def _preview(text: str) -> str:
+    words = " ".join(text.split())
+    return words if len(words) <= 40 else words[:39] + "…"
+
+
+def _join_short(text: str, drafts: list[_Draft], limits: Limits, notes: list[str]) -> list[_Draft]:
+    """One pass: short parts join the part before; lone headings join the part after."""
+    out: list[_Draft] = []
+    pending: _Draft | None = None
+    for index, draft in enumerate(drafts):
+        if pending is not None:
+            draft, pending = _join(pending, draft), None
+        is_last = index == len(drafts) - 1
+        if draft.heading_only and not is_last:
+            pending = draft
+            continue
+        size = weighted_length(text[draft.start : draft.end])
+        if size < limits.lore_min and not draft.heading_only:
+            if out:
+                notes.append(
+                    f"“{_preview(text[draft.start : draft.end])}” ({size} characters, under the "
+                    f"{limits.lore_min}-character minimum) was joined to the entry before it"
+                )
+                out[-1] = _join(out[-1], draft)
+                continue
+            if not is_last:
+                pending = draft
+                continue
+        out.append(draft)
+    if pending is not None:
+        if out:
+            out[-1] = _join(out[-1], pending)
+        else:
+            out.append(pending)
+    return out
+
+
+def _last_cut(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """(end of this piece, start of the next) at the best boundary inside ``[lo, hi]``."""
+    window = text[lo:hi]
+    for pattern in (_PARAGRAPH_BREAK, _LINE_BREAK):
+        last = None
+        for last in pattern.finditer(window):  # noqa: B007 - the last match is wanted
+            pass
+        if last is not None:
+            return lo + last.start(), lo + last.end()
+    last_sentence = None
+    for last_sentence in _SENTENCE.finditer(window):  # noqa: B007
+        pass
+    if last_sentence is not None:
+        if last_sentence.group(1) is not None:
+            return lo + last_sentence.end(1), lo + last_sentence.end(2)
+        return lo + last_sentence.end(3), lo + last_sentence.end(3)
+    last_space = None
+    for last_space in _SPACE.finditer(window):  # noqa: B007
+        pass
+    if last_space is not None:
+        return lo + last_space.start(), lo + last_space.end()
+    return None
+
+
+def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` in near-equal pieces of at most ``size`` characters, each bounded by
+    non-whitespace (the same scheme as the importers' ``split_lore``, on spans)."""
+    pieces: list[tuple[int, int]] = []
+    while end - start > size:
+        left = end - start
+        ideal = start + math.ceil(left / math.ceil(left / size))
+        floor = start + (ideal - start) // 2
+        cut = _last_cut(text, floor, ideal)
+        if cut is None or cut[0] <= start:
+            hard = ideal
+            while hard > floor + 1 and unicodedata.combining(text[hard]):
+                hard -= 1  # never strand a combining mark at the start of a piece
+            cut = (hard, hard)
+        _, piece_end = _span(text, start, cut[0])
+        pieces.append((start, piece_end))
+        start, _ = _span(text, cut[1], end)
+    pieces.append((start, end))
+    return pieces
+
+
+# --- titles ----------------------------------------------------------------------------------
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def clean_title(raw: str | None, limits: Limits = LIMITS) -> str | None:
+    """A usable entry title from ``raw`` (markup trimmed, at most the title limit), or None."""
+    if raw is None:
+        return None
+    title = _shorten(" ".join(raw.split()).strip(_TITLE_CHARS), limits.entry_title_max)
+    return title if weighted_length(title) >= limits.entry_title_min else None
+
+
+def opening_title(lore: str, limits: Limits = LIMITS) -> str | None:
+    """A title from the lore's first line: its first sentence, at most 60 characters."""
+    line = next((ln for ln in lore.splitlines() if ln.strip()), "")
+    words = " ".join(line.split()).strip(_TITLE_CHARS)
+    for mark in _SENTENCE_END:
+        at = words.find(mark)
+        if 0 < at < len(words) - 1:
+            words = words[: at + (1 if mark in "。！？" else 0)]
+    return clean_title(_shorten(words, DERIVED_TITLE_MAX), limits)
+
+
+def _unique_titles(titles: list[str], limits: Limits) -> list[str]:
+    """Later repeats of a title (Unicode-folded) get `` (2)``, `` (3)``…"""
+    seen: set[str] = set()
+    out = []
+    for title in titles:
+        candidate, n = title, 1
+        while normalize(candidate) in seen:
+            n += 1
+            suffix = f" ({n})"
+            candidate = _shorten(title, limits.entry_title_max - len(suffix)) + suffix
+        seen.add(normalize(candidate))
+        out.append(candidate)
+    return out
+
+
+def _unique_aliases(aliases: Sequence[str], title: str, limits: Limits) -> tuple[str, ...]:
+    seen = {normalize(title)}
+    kept = []
+    for alias in aliases:
+        alias = " ".join(alias.split())
+        key = normalize(alias)
+        if alias and key not in seen and len(alias) <= limits.alias_max:
+            seen.add(key)
+            kept.append(alias)
+    return tuple(kept[: limits.aliases_max])
+
+
+# --- the split -------------------------------------------------------------------------------
+
+
+def check_splittable(text: str, *, limits: Limits = LIMITS) -> None:
+    """The text is within the split limit and holds at least one entry's worth of lore."""
+    check_split_text(text, limits=limits)
+    if weighted_length(text.strip()) < limits.lore_min:
+        raise InvalidInput(
+            f"text holds less than one entry: lore needs at least {limits.lore_min} characters.",
+            field="text",
+        )
+
+
+def split_text(
+    text: str, groups: Sequence[Group] | None = None, *, limits: Limits = LIMITS
+) -> TextSplit:
+    """Entries whose lore is ``text``, word for word, every one within the limits.
+
+    Args:
+        text: at most the "text to split into entries" limit (40,000 characters).
+        groups: unit ranges to make entries of (a model's proposal), ordered and not
+            overlapping; units they miss are grouped by headings. None: by headings alone.
+
+    Raises:
+        LimitExceeded: the text is over the limit. InvalidInput: it holds less than one entry.
+    """
+    check_splittable(text, limits=limits)
+    found = units(text)
+    notes: list[str] = []
+    drafts = _join_short(text, _drafts(found, cover(groups or [], found)), limits, notes)
+    titles: list[str] = []
+    spans: list[tuple[int, int, tuple[str, ...]]] = []
+    for number, draft in enumerate(drafts, 1):
+        lore = text[draft.start : draft.end]
+        title = clean_title(draft.title, limits) or opening_title(lore, limits) or f"Part {number}"
+        pieces = _pieces(text, draft.start, draft.end, limits.lore_max)
+        if len(pieces) > 1:
+            notes.append(
+                f"“{_shorten(title, 40)}” ({len(lore):,} characters) was cut into "
+                f"{len(pieces)} entries of at most {limits.lore_max:,}"
+            )
+        for index, (start, end) in enumerate(pieces, 1):
+            suffix = f" ({index})" if len(pieces) > 1 else ""
+            titles.append(_shorten(title, limits.entry_title_max - len(suffix)) + suffix)
+            spans.append((start, end, draft.aliases))
+    return _assemble(text, spans, _unique_titles(titles, limits), notes, limits)
+
+
+def _assemble(
+    text: str,
+    spans: list[tuple[int, int, tuple[str, ...]]],
+    titles: list[str],
+    notes: list[str],
+    limits: Limits,
+) -> TextSplit:
+    parts = []
+    for i, ((start, end, aliases), title) in enumerate(zip(spans, titles, strict=True)):
+        following = spans[i + 1][0] if i + 1 < len(spans) else len(text)
+        lore = text[start:end]
+        if end - start > limits.lore_max or weighted_length(lore) < limits.lore_min:
+            raise InvalidInput(
+                "text cannot be cut into entries within the limits (lore "
+                f"{limits.lore_min}–{limits.lore_max:,} characters) without changing it: "
+                f"“{_preview(lore)}” has {len(lore):,} characters around little text. "
+                "Remove the long runs of spaces.",
+                field="text",
+            )
+        parts.append(
+            SplitPart(
+                title=title,
+                lore=lore,
+                aliases=_unique_aliases(aliases, title, limits),
+                separator=text[end:following],
+            )
+        )
+    return TextSplit(leading=text[: spans[0][0]], parts=tuple(parts), notes=tuple(notes))
