@@ -235,7 +235,10 @@ def _join_short(text: str, drafts: list[_Draft], limits: Limits, notes: list[str
             pending = draft
             continue
         size = weighted_length(text[draft.start : draft.end])
-        if size < limits.lore_min and not draft.heading_only:
+        if draft.heading_only and out:  # a heading with nothing after it closes the text
+            out[-1] = _join(out[-1], draft)
+            continue
+        if size < limits.lore_min:
             if out:
                 notes.append(
                     f"“{_preview(text[draft.start : draft.end])}” ({size} characters, under the "
@@ -255,42 +258,48 @@ def _join_short(text: str, drafts: list[_Draft], limits: Limits, notes: list[str
     return out
 
 
-def _last_cut(text: str, lo: int, hi: int) -> tuple[int, int] | None:
-    """(end of this piece, start of the next) at the best boundary inside ``[lo, hi]``."""
-    window = text[lo:hi]
-    for pattern in (_PARAGRAPH_BREAK, _LINE_BREAK):
-        last = None
-        for last in pattern.finditer(window):  # noqa: B007 - the last match is wanted
-            pass
-        if last is not None:
-            return lo + last.start(), lo + last.end()
-    last_sentence = None
-    for last_sentence in _SENTENCE.finditer(window):  # noqa: B007
-        pass
-    if last_sentence is not None:
-        if last_sentence.group(1) is not None:
-            return lo + last_sentence.end(1), lo + last_sentence.end(2)
-        return lo + last_sentence.end(3), lo + last_sentence.end(3)
-    last_space = None
-    for last_space in _SPACE.finditer(window):  # noqa: B007
-        pass
-    if last_space is not None:
-        return lo + last_space.start(), lo + last_space.end()
+def _cuts(text: str, lo: int, hi: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Every (end of this piece, start of the next) that ``pattern`` gives in ``[lo, hi]``."""
+    found = []
+    for match in pattern.finditer(text, lo, hi):
+        if pattern is _SENTENCE:
+            if match.group(1) is not None:
+                found.append((match.end(1), match.end(2)))
+            else:
+                found.append((match.end(3), match.end(3)))
+        else:
+            found.append((match.start(), match.end()))
+    return found
+
+
+def _best_cut(text: str, start: int, end: int, size: int) -> tuple[int, int] | None:
+    """The cut nearest the ideal point (an equal share) at the strongest boundary kind that
+    leaves a rest fitting in the remaining pieces; None when no boundary is in reach."""
+    left = end - start
+    pieces = math.ceil(left / size)
+    ideal = start + math.ceil(left / pieces)
+    lo, hi = start + (ideal - start) // 2, start + size
+    for pattern in (_PARAGRAPH_BREAK, _LINE_BREAK, _SENTENCE, _SPACE):
+        fitting = [
+            cut
+            for cut in _cuts(text, lo, hi + 1, pattern)
+            if start < cut[0] <= hi and end - cut[1] <= (pieces - 1) * size
+        ]
+        if fitting:
+            return min(fitting, key=lambda cut: abs(cut[0] - ideal))
     return None
 
 
 def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
-    """``[start, end)`` in near-equal pieces of at most ``size`` characters, each bounded by
-    non-whitespace (the same scheme as the importers' ``split_lore``, on spans)."""
+    """``[start, end)`` in as few pieces of at most ``size`` characters as fit, near-equal,
+    each bounded by non-whitespace (the importers' ``split_lore`` scheme, on spans)."""
     pieces: list[tuple[int, int]] = []
     while end - start > size:
-        left = end - start
-        ideal = start + math.ceil(left / math.ceil(left / size))
-        floor = start + (ideal - start) // 2
-        cut = _last_cut(text, floor, ideal)
-        if cut is None or cut[0] <= start:
-            hard = ideal
-            while hard > floor + 1 and unicodedata.combining(text[hard]):
+        cut = _best_cut(text, start, end, size)
+        if cut is None:
+            left = end - start
+            hard = start + math.ceil(left / math.ceil(left / size))
+            while hard > start + 1 and unicodedata.combining(text[hard]):
                 hard -= 1  # never strand a combining mark at the start of a piece
             cut = (hard, hard)
         _, piece_end = _span(text, start, cut[0])

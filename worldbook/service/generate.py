@@ -125,7 +125,7 @@ class _Collected:
         try:
             validate_entry_draft(draft, field=where)
         except InvalidInput as exc:
-            return [exc.message]
+            return [f"{exc.field}: {exc.message}" if exc.field else exc.message]
         key = normalize(title)
         if key in self.names:
             return [f"{where}.title “{title}” repeats the name of “{self.names[key]}”"]

@@ -179,10 +179,14 @@ def check_ranges(reply: JsonReply, count: int) -> tuple[list[splitting.Group], l
         if title is None:
             problems.append(f"{where}.title: {item.title!r} is not a usable title (2–100 chars)")
         groups.append(splitting.Group(item.first - 1, item.last - 1, title, tuple(item.aliases)))
-    missed = count - sum(g.last - g.first + 1 for g in groups)
+    missed = count - _covered(groups)
     if missed:
         problems.append(f"{missed} of the {count} paragraphs are in no entry")
     return groups, problems
+
+
+def _covered(groups: Sequence[splitting.Group]) -> int:
+    return sum(g.last - g.first + 1 for g in groups)
 
 
 def _propose(
@@ -205,7 +209,7 @@ def _propose(
     warnings = [failed] if failed else []
     if second is not None:
         better, left = check_ranges(second, len(found))
-        if len(left) <= len(problems):
+        if (_covered(better), -len(left)) >= (_covered(groups), -len(problems)):
             groups, problems = better, left
     warnings.extend(f"model's plan: {p}" for p in problems)
     if problems:
