@@ -128,7 +128,8 @@ class _Collected:
             return [f"{exc.field}: {exc.message}" if exc.field else exc.message]
         key = normalize(title)
         if key in self.names:
-            return [f"{where}.title “{title}” repeats the name of “{self.names[key]}”"]
+            owner = self.names[key]
+            return [f"{where}.title “{title}” is already a title or alias of “{owner}”"]
         if len(self.entries) >= self.count:
             return []  # more than asked for: quietly not taken
         self.names[key] = title
@@ -175,7 +176,7 @@ def _check_inputs(premise: str, count: int, language: str | None) -> None:
 
 
 def _request(
-    llm: LLM, premise: str, count: int, language: str | None, seed: int | None
+    llm: LLM, premise: str, count: int, language: str | None, seed: int | None, temperature: float
 ) -> LLMRequest:
     wanted = f"Write a world book of exactly {count} entries for this premise."
     if language:
@@ -190,7 +191,7 @@ def _request(
         schema=reply_schema(count),
         schema_name=SCHEMA_NAME,
         max_output_tokens=budget,
-        temperature=0.8,
+        temperature=temperature,
         seed=seed,
     )
 
@@ -202,6 +203,7 @@ def generate_book(
     count: int = COUNT_DEFAULT,
     language: str | None = None,
     seed: int | None = None,
+    temperature: float = 0.8,
 ) -> GeneratedBook:
     """A draft book of 4–``count`` valid entries (``count`` when the model manages).
 
@@ -214,7 +216,7 @@ def generate_book(
     _check_inputs(premise, count, language)
     if llm is None:
         raise not_configured("generating a book")
-    request = _request(llm, premise, count, language, seed)
+    request = _request(llm, premise, count, language, seed, temperature)
     first = ask_json(llm, request)
     got = _Collected(count)
     problems = got.take_all(first, "first reply")
