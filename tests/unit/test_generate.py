@@ -79,6 +79,8 @@ def test_invalid_entries_are_sent_back_once_and_replaced() -> None:
     assert repair[-2].role == "assistant" and "Port Vel" in repair[-2].content
     assert "entries[0].lore" in repair[-1].content and "entries[2].title" in repair[-1].content
     assert "“The Drowned Rat”" in repair[-1].content  # told which titles are taken
+    schema = llm.requests[1].schema
+    assert schema is not None and schema["properties"]["entries"]["maxItems"] == 2
     assert any("is already a title or alias" in w for w in drafted.warnings)
     assert any(w.startswith("repair reply") and "IRON GUILD" in w for w in drafted.warnings)
 

@@ -10,7 +10,7 @@ the limits are enforced there once more and the model is never on the write path
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -230,6 +230,12 @@ def generate_book(
             f"Reply with the same JSON shape holding only {missing} new entries that replace "
             f"the rejected ones (lore at least {LIMITS.lore_min} characters). Titles already "
             f"taken, not to be repeated: {taken}.",
+        )
+        # The replacements get their own schema: exactly `missing` entries, not `count`.
+        again = replace(
+            again,
+            schema=reply_schema(missing),
+            max_output_tokens=min(request.max_output_tokens, TOKENS_PER_ENTRY * missing + 200),
         )
         second, failed = ask_repair(llm, again)
         if second is not None:
