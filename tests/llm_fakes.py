@@ -62,3 +62,22 @@ def entry(
 
 def book(*entries: dict[str, Any], title: str = "The Drowned Coast") -> dict[str, Any]:
     return {"title": title, "description": "A coast of sunken cities.", "entries": list(entries)}
+
+
+class StaticLLM:
+    """Always the same valid reply per request kind (for fuzzing the routes behind a model):
+    a 4-entry book for generate, a one-range plan for split."""
+
+    capabilities = LLMCapabilities()
+    model = "static"
+
+    def complete(self, request: LLMRequest) -> LLMResult:
+        if request.schema_name == "split_plan":
+            reply: dict[str, Any] = {
+                "entries": [{"title": "Everything", "aliases": [], "first": 1, "last": 1}]
+            }
+        else:
+            reply = book(
+                *(entry(name) for name in ("Port Vel", "Iron Guild", "Salt Queen", "Ghost Reef"))
+            )
+        return LLMResult(text=json.dumps(reply), data=reply, model=self.model)

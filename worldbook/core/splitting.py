@@ -29,8 +29,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from worldbook.core.entry_titles import (
+    SENTENCE_END,
+    clean_title,
+    opening_title,
+    shorten,
+    unique_aliases,
+    unique_titles,
+)
 from worldbook.core.limits import LIMITS, Limits, check_split_text, weighted_length
-from worldbook.core.matching import normalize
 from worldbook.errors import InvalidInput
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
@@ -38,13 +45,10 @@ _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _BOLD = re.compile(r"^\s*(\*\*|__)(.+?)\1\s*:?\s*$")
 _FIELD = re.compile(r"^\s*(?:title|name)\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
 _UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
-_SENTENCE_END = ".!?…。！？"
-_TITLE_CHARS = " \t#*_`>:-–—•"
 _PARAGRAPH_BREAK = re.compile(r"\s*\n[^\S\n]*\n\s*")
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _SENTENCE = re.compile(r"([.!?…][\"'”’»)\]]*)(\s+)|([。！？][」』”’)]*)")
 _SPACE = re.compile(r"\s+")
-DERIVED_TITLE_MAX = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +118,7 @@ def heading_title(line: str) -> str | None:
         3 <= len(stripped) <= 80
         and len(cased) >= 2
         and stripped.upper() == stripped
-        and stripped[-1] not in _SENTENCE_END + ",;"
+        and stripped[-1] not in SENTENCE_END + ",;"
         and len(stripped.split()) <= 10
     ):
         return stripped
@@ -309,65 +313,6 @@ def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]
     return pieces
 
 
-# --- titles ----------------------------------------------------------------------------------
-
-
-def _shorten(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def clean_title(raw: str | None, limits: Limits = LIMITS) -> str | None:
-    """A usable entry title from ``raw`` (markup trimmed, at most the title limit), or None."""
-    if raw is None:
-        return None
-    title = _shorten(" ".join(raw.split()).strip(_TITLE_CHARS), limits.entry_title_max)
-    return title if weighted_length(title) >= limits.entry_title_min else None
-
-
-def opening_title(lore: str, limits: Limits = LIMITS) -> str | None:
-    """A title from the lore's first line: its first sentence, at most 60 characters."""
-    line = next((ln for ln in lore.splitlines() if ln.strip()), "")
-    words = " ".join(line.split()).strip(_TITLE_CHARS)
-    for mark in _SENTENCE_END:
-        at = words.find(mark)
-        if 0 < at < len(words) - 1:
-            words = words[: at + (1 if mark in "。！？" else 0)]
-    return clean_title(_shorten(words, DERIVED_TITLE_MAX), limits)
-
-
-def _unique_titles(titles: list[str], limits: Limits) -> list[str]:
-    """Later repeats of a title (Unicode-folded) get `` (2)``, `` (3)``…"""
-    seen: set[str] = set()
-    out = []
-    for title in titles:
-        candidate, n = title, 1
-        while normalize(candidate) in seen:
-            n += 1
-            suffix = f" ({n})"
-            candidate = _shorten(title, limits.entry_title_max - len(suffix)) + suffix
-        seen.add(normalize(candidate))
-        out.append(candidate)
-    return out
-
-
-def _unique_aliases(aliases: Sequence[str], title: str, limits: Limits) -> tuple[str, ...]:
-    seen = {normalize(title)}
-    kept = []
-    for alias in aliases:
-        alias = " ".join(alias.split())
-        key = normalize(alias)
-        if alias and key not in seen and len(alias) <= limits.alias_max:
-            seen.add(key)
-            kept.append(alias)
-    return tuple(kept[: limits.aliases_max])
-
-
 # --- the split -------------------------------------------------------------------------------
 
 
@@ -406,14 +351,14 @@ def split_text(
         pieces = _pieces(text, draft.start, draft.end, limits.lore_max)
         if len(pieces) > 1:
             notes.append(
-                f"“{_shorten(title, 40)}” ({len(lore):,} characters) was cut into "
+                f"“{shorten(title, 40)}” ({len(lore):,} characters) was cut into "
                 f"{len(pieces)} entries of at most {limits.lore_max:,}"
             )
         for index, (start, end) in enumerate(pieces, 1):
             suffix = f" ({index})" if len(pieces) > 1 else ""
-            titles.append(_shorten(title, limits.entry_title_max - len(suffix)) + suffix)
+            titles.append(shorten(title, limits.entry_title_max - len(suffix)) + suffix)
             spans.append((start, end, draft.aliases))
-    return _assemble(text, spans, _unique_titles(titles, limits), notes, limits)
+    return _assemble(text, spans, unique_titles(titles, limits), notes, limits)
 
 
 def _assemble(
@@ -439,7 +384,7 @@ def _assemble(
             SplitPart(
                 title=title,
                 lore=lore,
-                aliases=_unique_aliases(aliases, title, limits),
+                aliases=unique_aliases(aliases, title, limits),
                 separator=text[end:following],
             )
         )

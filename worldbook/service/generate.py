@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from worldbook.core.drafts import EntryDraft
+from worldbook.core.entry_titles import clean_title
 from worldbook.core.limits import LIMITS, check_text, validate_entry_draft
 from worldbook.core.matching import normalize
-from worldbook.core.splitting import clean_title
 from worldbook.errors import InvalidInput, LLMBadReply
 from worldbook.llm_port import LLM, LLMMessage, LLMRequest
 from worldbook.service.llm_replies import (

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from worldbook.core import splitting
 from worldbook.core.drafts import EntryDraft
+from worldbook.core.entry_titles import clean_title
 from worldbook.core.types import BookMode
 from worldbook.errors import LLM_FAILURES, WorldbookError
 from worldbook.llm_port import LLM, LLMMessage, LLMRequest
@@ -175,7 +176,7 @@ def check_ranges(reply: JsonReply, count: int) -> tuple[list[splitting.Group], l
         if groups and item.first - 1 <= groups[-1].last:
             problems.append(f"{where}: paragraphs {item.first}–{item.last} overlap or go back")
             continue
-        title = splitting.clean_title(item.title)
+        title = clean_title(item.title)
         if title is None:
             problems.append(f"{where}.title: {item.title!r} is not a usable title (2–100 chars)")
         groups.append(splitting.Group(item.first - 1, item.last - 1, title, tuple(item.aliases)))
