@@ -29,9 +29,9 @@ import sqlalchemy as sa
 
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.adapters.store.engine import write_tx
-from worldbook.adapters.store.ordering import Target, renumber
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.ordering import Target, renumber
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "ordering.json"

@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from worldbook.adapters.store import SqlStore, open_store, upgrade_database
+from worldbook.testing import InMemoryStore
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 POSTGRES_URL = os.environ.get("WORLDBOOK_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL
@@ -97,11 +98,17 @@ def empty_database_url(
         yield from _postgres_database(_postgres, migrated=False)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres), "memory"])
 def store(
     request: pytest.FixtureRequest, tmp_path: Path, _postgres: _Postgres
 ) -> Iterator[SqlStore]:
-    """A migrated, empty :class:`SqlStore` on SQLite and on PostgreSQL."""
+    """A migrated, empty :class:`SqlStore` on SQLite and on PostgreSQL, and the in-memory
+    store of ``worldbook.testing`` (the same contract; tests that need SQL skip it)."""
+    if request.param == "memory":
+        if request.node.get_closest_marker("sql_only"):
+            pytest.skip("exercises SQL behaviour the in-memory store has no equivalent of")
+        yield InMemoryStore()  # type: ignore[misc]
+        return
     if request.param == "sqlite":
         opened = open_store(f"sqlite:///{tmp_path / 'worldbook.db'}")
         yield opened

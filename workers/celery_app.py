@@ -71,7 +71,13 @@ def make_celery(
         return build_indexer(settings, processes=processes[0])
 
     factory = indexer_factory or default_factory
-    register_tasks(app, _per_process(factory), broker_url=settings.broker_url)
+    register_tasks(
+        app,
+        _per_process(factory),
+        broker_url=settings.broker_url,
+        sweep_interval_s=settings.sweep_interval_s,
+        stuck_after_s=settings.indexing_stuck_s,
+    )
     return app
 
 

@@ -44,7 +44,14 @@ def parse_entry_ids(payload: object) -> list[str]:
     return list(payload)
 
 
-def register_tasks(app: Celery, indexer: Callable[[], Indexer], *, broker_url: str) -> None:
+def register_tasks(
+    app: Celery,
+    indexer: Callable[[], Indexer],
+    *,
+    broker_url: str,
+    sweep_interval_s: int = 120,
+    stuck_after_s: float = 300,
+) -> None:
     """Register the index and sweep tasks on ``app``; ``indexer`` gives this process's Indexer."""
     queues: list[CeleryIndexQueue] = []
 
@@ -81,4 +88,9 @@ def register_tasks(app: Celery, indexer: Callable[[], Indexer], *, broker_url: s
         ind = indexer()
         if not queues:
             queues.append(CeleryIndexQueue(broker_url))
-        return indexing.sweep(ind.store, queues[0], ind.embedder.model_id)
+        # Every worker may run beat: the first to take the lock sweeps for this interval.
+        if not queues[0].claim("sweep", ttl_s=max(1, sweep_interval_s - 1)):
+            return 0
+        return indexing.sweep(
+            ind.store, queues[0], ind.embedder.model_id, stuck_after_s=stuck_after_s
+        )

@@ -17,6 +17,7 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     ├── AuthenticationFailed           missing, unknown or revoked API key (401)
     ├── PermissionDenied               the caller sees the object but may not do this (403)
     ├── Conflict                       the request clashes with current state (409)
+    ├── RateLimited                    too much at once; retry after ``retry_after_s`` (429)
     ├── ServiceUnavailable             a backing service is down (503)
     │   ├── StorageUnavailable         the database
     │   ├── IndexUnavailable           the vector index or the embedding model
@@ -25,7 +26,7 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     │   └── LLMUnavailable             the language model server is down or overloaded
     └── LanguageModelError             the language model failed us (502)
         ├── LLMAuthFailed              it refused worldbook's credentials (502)
-        ├── LLMRateLimited             it asked us to slow down (429, with Retry-After)
+        ├── LLMRateLimited             it rate-limited worldbook (429, its Retry-After passed on)
         ├── LLMTimeout                 it did not answer in time (504)
         ├── LLMContextTooLong          the request does not fit its context window (422)
         ├── LLMTruncated               its reply was cut at the output-token limit (502)
@@ -110,9 +111,21 @@ class NotFound(WorldbookError):
 class BookNotFound(NotFound):
     code = "book_not_found"
 
+    @classmethod
+    def for_id(cls, book_id: str) -> BookNotFound:
+        """The one answer for a book that does not exist *or* that the caller may not see:
+        byte-identical either way, so ids cannot be probed (issue 15 item 1)."""
+        return cls(f"book {book_id!r} does not exist.", field="book_id")
+
 
 class EntryNotFound(NotFound):
     code = "entry_not_found"
+
+    @classmethod
+    def for_id(cls, entry_id: str, *, field: str = "entry_id") -> EntryNotFound:
+        """The one answer for an entry that does not exist or is in a book the caller may not
+        see (or, for a lookup, may not use)."""
+        return cls(f"entry {entry_id!r} does not exist.", field=field)
 
 
 class ApiKeyNotFound(NotFound):
@@ -135,6 +148,17 @@ class Conflict(WorldbookError):
     """The request clashes with the current state (e.g. a concurrent change)."""
 
     code = "conflict"
+
+
+class RateLimited(WorldbookError):
+    """A limit on how much may be asked per unit of time (or at once) was reached; nothing
+    was done. ``retry_after_s`` says when trying again can succeed."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_s: int = 1, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.retry_after_s = max(1, int(retry_after_s))
 
 
 class ServiceUnavailable(WorldbookError):

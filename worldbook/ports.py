@@ -8,12 +8,14 @@ errors into :mod:`worldbook.errors` types before they leave.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.ordering import Target
 from worldbook.core.records import (
     ApiKeyRecord,
     AttachmentRecord,
@@ -25,31 +27,23 @@ from worldbook.core.records import (
     ImportStatus,
     TargetKind,
 )
+from worldbook.core.tokens import Tokenizer
 from worldbook.core.types import IndexStatus, SemanticHit, Visibility
+
+__all__ = [
+    "Embedder",
+    "IndexQueue",
+    "Position",
+    "Store",
+    "Tokenizer",
+    "TokenizerSource",
+    "UsageSink",
+    "VectorIndex",
+    "Vectors",
+]
 
 Vectors = npt.NDArray[np.float32]
 """A 2-D float32 array, one L2-normalised row per text."""
-
-
-@runtime_checkable
-class Tokenizer(Protocol):
-    """Counts and cuts text in a model's tokens."""
-
-    @property
-    def id(self) -> str:
-        """Stable id, part of every cached token count (``"tiktoken:cl100k_base"``)."""
-        ...
-
-    @property
-    def is_estimate(self) -> bool:
-        """True only for the character-based estimate; reports label such counts."""
-        ...
-
-    def count(self, text: str) -> int: ...
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """The longest prefix of ``text`` that is at most ``max_tokens`` tokens."""
-        ...
 
 
 @runtime_checkable
@@ -75,6 +69,11 @@ class Embedder(Protocol):
         """Embed conversation messages for search."""
         ...
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (models load on first use; readiness reports it)."""
+        ...
+
 
 @runtime_checkable
 class VectorIndex(Protocol):
@@ -86,6 +85,10 @@ class VectorIndex(Protocol):
 
     def invalidate(self, book_id: str) -> None:
         """Forget any cached index of this book (its entries or vectors changed)."""
+        ...
+
+    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
+        """Entries of the book that have a current vector of the active model."""
         ...
 
 
@@ -101,10 +104,60 @@ class IndexQueue(Protocol):
         """Whether work handed over now will be picked up."""
         ...
 
+    def pending(self) -> int | None:
+        """Ids waiting in this process (None when the queue lives elsewhere, e.g. a broker)."""
+        ...
+
+    def close(self) -> None:
+        """Stop handing work over (after the batch in flight, for an in-process worker)."""
+        ...
+
+
+@runtime_checkable
+class TokenizerSource(Protocol):
+    """Tokenizers by id, restricted to what the operator configured (no file paths from
+    requests: ``hf:<name>`` names a file listed in settings)."""
+
+    @property
+    def default_id(self) -> str:
+        """The canonical id of the deployment's default tokenizer."""
+        ...
+
+    def canonical_id(self, tokenizer_id: str | None) -> str:
+        """The id a loaded tokenizer reports; ``None`` means the default. Raises
+        ``InvalidInput`` naming the accepted ids for an id that is not allowed."""
+        ...
+
+    def get(self, tokenizer_id: str | None) -> Tokenizer:
+        """The tokenizer (loaded once); same errors as :meth:`canonical_id`."""
+        ...
+
+
+@runtime_checkable
+class UsageSink(Protocol):
+    """Where answered turns report which entries reached the model (written off the turn path)."""
+
+    def record(self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]) -> None: ...
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Write what is queued now (readers in this process then see their own turns)."""
+        ...
+
+    def close(self, timeout: float | None = 10.0) -> None: ...
+
+    def pending(self) -> int:
+        """Turns recorded but not written yet."""
+        ...
+
+    @property
+    def dropped(self) -> int:
+        """Turns whose usage was dropped (the writer was closing)."""
+        ...
+
 
 # --- Store ---------------------------------------------------------------------------------
 
-Position = Literal["first", "last"] | tuple[Literal["before", "after"], str]
+Position = Target
 """Where entries go in a book's list: an end, or next to another entry of the same book."""
 
 
@@ -116,6 +169,10 @@ class Store(Protocol):
     nothing. Drafts are validated against :mod:`worldbook.core.limits` before anything is
     written. Ids of entries in another book are refused with ``EntryNotFound`` (no IDOR).
     """
+
+    def close(self) -> None:
+        """Release connections; the store is not used afterwards."""
+        ...
 
     # users and API keys
     def ensure_user(self, user_id: str) -> None: ...
@@ -176,9 +233,16 @@ class Store(Protocol):
     def attach(
         self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
     ) -> AttachmentRecord: ...
-    def detach(self, book_id: str, target_kind: TargetKind, target_id: str) -> bool: ...
+    def detach(
+        self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str
+    ) -> bool: ...
     def attachments_for(
-        self, target_kind: TargetKind, target_id: str, *, include_trashed: bool = False
+        self,
+        target_kind: TargetKind,
+        target_id: str,
+        owner_id: str,
+        *,
+        include_trashed: bool = False,
     ) -> list[str]: ...
 
     # vectors and index status
@@ -195,6 +259,7 @@ class Store(Protocol):
     def index_statuses(
         self, entry_ids: Sequence[str]
     ) -> dict[str, tuple[IndexStatus, str | None]]: ...
+    def requeue_stuck(self, before: datetime) -> list[str]: ...
     def entries_to_index(
         self,
         model_id: str,

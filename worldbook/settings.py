@@ -50,7 +50,24 @@ class WorldbookSettings(BaseSettings):
         default=1000, ge=1, description="How many per-book vector indexes stay cached (LRU)."
     )
     index_batch_size: int = Field(default=32, ge=1, le=512)
-    sweep_interval_s: int = Field(default=300, ge=10)
+    max_query_chars: int = Field(
+        default=2000,
+        ge=100,
+        description="Characters of a message embedded for search (its head): the model reads "
+        "~512 tokens, so embedding more costs time and finds nothing more.",
+    )
+    sweep_interval_s: int = Field(
+        default=120,
+        ge=1,
+        description="How often the indexing sweep re-queues entries without a current vector "
+        "(the embedded server's thread; Celery beat in workers).",
+    )
+    indexing_stuck_s: int = Field(
+        default=300,
+        ge=1,
+        description="An entry 'indexing' for longer than this is put back to 'queued' by the "
+        "sweep (its worker died).",
+    )
 
     # --- tokenizers and models ----------------------------------------------------------
     tokenizer: str = Field(default="cl100k_base", description="Default tokenizer id.")
@@ -58,6 +75,12 @@ class WorldbookSettings(BaseSettings):
         default=None,
         description="Directory of <encoding>.tiktoken files for encodings other than the "
         "bundled cl100k_base (e.g. o200k_base.tiktoken); never downloaded at run time.",
+    )
+    hf_tokenizers: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Hugging Face tokenizer.json files requests may use, by name: "
+        '{"llama3": "/models/llama3/tokenizer.json"} lets a turn say tokenizer="hf:llama3". '
+        "Requests never name file paths.",
     )
     default_input_window: int = Field(default=8192, ge=512)
 
@@ -73,6 +96,12 @@ class WorldbookSettings(BaseSettings):
     literal_from_replies_max: int = Field(default=4, ge=0)
     semantic_messages: int = Field(default=6, ge=1)
     mostly_indexed_share: float = Field(default=0.8, ge=0, le=1)
+    named_cut_min_tokens: int = Field(
+        default=150,
+        ge=1,
+        description="A named entry that does not fit whole is cut to what is left of the "
+        "per-turn budget when at least this many tokens are left (DESIGN §2 rule 5).",
+    )
     canon_heavy_share: float = Field(
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
@@ -149,4 +178,5 @@ class WorldbookSettings(BaseSettings):
             semantic_messages=self.semantic_messages,
             mostly_indexed_share=self.mostly_indexed_share,
             canon_heavy_share=self.canon_heavy_share,
+            named_cut_min_tokens=self.named_cut_min_tokens,
         )

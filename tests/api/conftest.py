@@ -59,9 +59,9 @@ def parts(tmp_path: Path) -> Iterator[Components]:
 
 @pytest.fixture
 def keys(parts: Components) -> Keys:
-    _, valid = parts.store.create_api_key("tests")
-    revoked_record, revoked = parts.store.create_api_key("revoked")
-    parts.store.revoke_api_key(revoked_record.id)
+    _, valid = parts.services.store.create_api_key("tests")
+    revoked_record, revoked = parts.services.store.create_api_key("revoked")
+    parts.services.store.revoke_api_key(revoked_record.id)
     return Keys(valid=valid, revoked=revoked)
 
 

@@ -105,7 +105,7 @@ def test_oversized_bodies_are_413(tmp_path: object, keys: object, parts: object)
 
     small = make_components(tmp_path, max_upload_bytes=2048)  # type: ignore[arg-type]
     try:
-        _, key = small.store.create_api_key("k")
+        _, key = small.services.store.create_api_key("k")
         headers = auth(key, "alice")
         with TestClient(create_app(components=small), raise_server_exceptions=False) as client:
             declared = client.post("/v1/books", json={"title": "x" * 4000}, headers=headers)

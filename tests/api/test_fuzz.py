@@ -28,12 +28,12 @@ from worldbook.core.drafts import BookDraft, EntryDraft
 @pytest.fixture
 def fuzz_target(tmp_path: Path) -> Iterator[dict[str, Any]]:
     parts = make_components(tmp_path)
-    _, key = parts.store.create_api_key("fuzz")
-    book = parts.store.create_book("fuzzer", BookDraft(title="Fuzzed world"))
+    _, key = parts.services.store.create_api_key("fuzz")
+    book = parts.services.store.create_book("fuzzer", BookDraft(title="Fuzzed world"))
     drafts = [
         EntryDraft(title=f"Topic {i}", lore=f"Lore of topic {i}, long enough.") for i in range(12)
     ]
-    entries = [e.id for e in parts.store.add_entries(book.id, drafts)]
+    entries = [e.id for e in parts.services.store.add_entries(book.id, drafts)]
     app = create_app(components=parts)
     app.dependency_overrides[get_llm] = StaticLLM  # AI authoring routes answer, not 503
     try:

@@ -22,7 +22,7 @@ def pg_client(tmp_path: Path, _postgres: object) -> Iterator[tuple[TestClient, s
     for url in _postgres_database(_postgres, migrated=False):  # type: ignore[arg-type]
         parts = make_components(tmp_path, database_url=url)
         try:
-            _, key = parts.store.create_api_key("pg")
+            _, key = parts.services.store.create_api_key("pg")
             with TestClient(create_app(components=parts), raise_server_exceptions=False) as client:
                 yield client, key
         finally:

@@ -215,7 +215,7 @@ def test_never_surfaced_alert_and_most_used_sort(
     ids = [e["id"] for e in _entries(client, alice, book["id"])["entries"]]
     # Entry 2 used directly through the store's usage counters (a turn that only named it).
     for _ in range(3):
-        parts.store.record_turn_usage([str(book["id"])], [(ids[2], "full")])
+        parts.services.store.record_turn_usage([str(book["id"])], [(ids[2], "full")])
     usage = client.get(f"/v1/books/{book['id']}/usage", headers=alice).json()
     assert usage["alert_turns"] == 3  # the setting (tests use 3)
     assert [e["entry_id"] for e in usage["never_surfaced"]] == ids[:2]
@@ -241,15 +241,15 @@ def test_lookup_by_title_and_id(client: TestClient, alice: H) -> None:
 
 
 def test_prewarm_caches_the_reply(client: TestClient, alice: H, parts: Components) -> None:
-    before = parts.query_embeddings.stats().size
+    before = parts.services.query_embeddings.stats().size
     response = client.post("/v1/prewarm", json={"texts": ["The reply.", "  "]}, headers=alice)
     assert response.status_code == 202 and response.json() == {"accepted": 1}
-    assert parts.query_embeddings.stats().size == before + 1
+    assert parts.services.query_embeddings.stats().size == before + 1
 
 
 def test_index_status_and_readiness(client: TestClient, alice: H, parts: Components) -> None:
     book = new_book(client, alice, entries=4)
-    parts.queue.wait_idle(timeout=30)  # type: ignore[attr-defined]
+    parts.services.queue.wait_idle(timeout=30)  # type: ignore[attr-defined]
     state = client.get(f"/v1/books/{book['id']}/index", headers=alice).json()
     assert state["entries"] == 4 and state["counts"] == {"indexed": 4}
     assert state["indexed_share"] == 1.0
@@ -271,3 +271,13 @@ def test_ready_is_503_when_the_indexer_is_not_running(tmp_path: Path) -> None:
         assert body["parts"]["queue"]["up"] is False and body["parts"]["database"]["up"] is True
     finally:
         parts.close()
+
+
+def test_entry_listing_shows_usage_to_the_owner_only(
+    client: TestClient, alice: H, bob: H, parts: Components
+) -> None:
+    # Per-entry usage (with last_used_at) describes every reader's turns (issue 15 probe).
+    book = new_book(client, alice, entries=3, visibility="unlisted")
+    path = f"/v1/books/{book['id']}/entries"
+    assert all(e["usage"] is not None for e in client.get(path, headers=alice).json()["entries"])
+    assert all(e["usage"] is None for e in client.get(path, headers=bob).json()["entries"])

@@ -5,6 +5,11 @@ without a row here fails ``test_every_route_has_a_matrix_row``.
 Expected statuses follow worldbook.service.access: a book the caller may not see is 404 (never
 403, so ids cannot be probed); a book they see but do not own is 403 on edits; a trashed book
 is seen only by its owner and used by nobody; no or a revoked key is 401 everywhere under /v1.
+Attachments belong to the user who made them: only they list or detach them.
+
+Existence must not leak (issue 15): where another user gets a 404 for a book they may not see,
+the whole answer — status, body and headers — is the answer for an id that never existed (the
+id itself echoed in the message is the only difference, and ids have one length).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.api.conftest import LORE, Keys, auth
+from worldbook.adapters.store.base import new_id
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.service.components import Components
 
@@ -34,10 +40,17 @@ class World:
     entry_ids: list[str]
     target_id: str
     state: str
+    ghost: bool = False  # ids that never existed, same shapes
+
+    def as_ghost(self) -> World:
+        return World(new_id(), [new_id() for _ in self.entry_ids], self.target_id, self.state, True)
+
+    def ids(self) -> list[str]:
+        return [self.book_id, *self.entry_ids]
 
 
 def build_world(parts: Components, state: str, tag: str) -> World:
-    store = parts.store
+    store = parts.services.store
     book = store.create_book("owner", BookDraft(title=f"World {tag}", tags=["matrix"]))
     drafts = [EntryDraft(title=f"Topic {i}", lore=f"{LORE} #{i}") for i in range(10)]
     ids = [e.id for e in store.add_entries(book.id, drafts)]
@@ -73,8 +86,8 @@ def _turn(w: World, **extra: Any) -> dict[str, Any]:
 
 
 def _reattach(w: World, parts: Components) -> None:
-    if w.state != "trashed":
-        parts.store.attach(w.book_id, "character", w.target_id, "owner")
+    if w.state != "trashed" and not w.ghost:
+        parts.services.store.attach(w.book_id, "character", w.target_id, "owner")
 
 
 def _detach(w: World, parts: Components) -> Request:
@@ -147,7 +160,7 @@ MATRIX: dict[tuple[str, str], Row] = {
         "use", 200, lambda w, p: (f"/v1/attachments/story/s-{w.book_id}/books/{w.book_id}", {})
     ),
     ("DELETE", "/v1/attachments/{target_kind}/{target_id}/books/{book_id}"): Row(
-        "view", 204, _detach, notes="targets are the app's: anyone who sees the book detaches"
+        "attacher", 204, _detach, notes="only the user who attached it detaches it"
     ),
     ("GET", "/v1/attachments/{target_kind}/{target_id}"): Row(
         "free", 200, lambda w, p: (f"/v1/attachments/character/{w.target_id}", {})
@@ -221,6 +234,8 @@ def expected(rule: str, ok: int, actor: str, state: str) -> int:
         if owner:
             return ok if state != "trashed" or rule == "own_any" else 404
         return 403 if seen_by_others else 404
+    if rule == "attacher":  # the owner made the attachment; nobody else has one to remove
+        return ok if owner else 404
     raise AssertionError(f"unknown rule {rule}")
 
 
@@ -269,14 +284,42 @@ def test_access_matrix(
     world = build_world(parts, state, tag=f"{state}-{abs(hash(route))}")
     got: dict[str, int] = {}
     for actor in ACTORS:
-        path, kwargs = row.call(world, parts)
-        headers = {**headers_for(actor, keys), **kwargs.pop("headers", {})}
-        response = client.request(route[0], path, headers=headers, **kwargs)
+        response = _call(client, route, row, world, parts, actor, keys)
         got[actor] = response.status_code
         if response.status_code >= 400:
             assert set(response.json()) == {"error"}, response.text
+        if response.status_code == 404 and actor == "other_user" and state in HIDDEN:
+            ghost = world.as_ghost()
+            never = _call(client, route, row, ghost, parts, actor, keys)
+            assert never.status_code == 404
+            seen = response.text
+            for real, fake in zip(world.ids(), ghost.ids(), strict=True):
+                seen = seen.replace(real, fake)
+            assert seen == never.text, "a hidden book answers unlike a missing one"
+            assert _headers(response) == _headers(never)
     want = {actor: expected(row.rule, row.ok, actor, state) for actor in ACTORS}
     assert got == want
+
+
+HIDDEN = ("private", "trashed")  # states in which another user may not see the book
+
+
+def _call(
+    client: TestClient,
+    route: tuple[str, str],
+    row: Row,
+    world: World,
+    parts: Components,
+    actor: str,
+    keys: Keys,
+) -> Any:
+    path, kwargs = row.call(world, parts)
+    headers = {**headers_for(actor, keys), **kwargs.pop("headers", {})}
+    return client.request(route[0], path, headers=headers, **kwargs)
+
+
+def _headers(response: Any) -> dict[str, str]:
+    return {k: v for k, v in response.headers.items() if k.lower() != "date"}
 
 
 @pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs"])

@@ -35,7 +35,7 @@ class SpyEmbedder(HashingEmbedder):
 def test_warm_up_embeds_once_in_a_background_thread(tmp_path: Path) -> None:
     parts = make_components(tmp_path)
     spy = SpyEmbedder()
-    parts.embedder = spy
+    parts.services.embedder = spy
     try:
         thread = parts.warm_up_in_background()
         assert thread is not threading.current_thread() and thread.daemon
@@ -49,7 +49,7 @@ def test_a_failed_warm_up_is_logged_not_raised(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     parts = make_components(tmp_path)
-    parts.embedder = SpyEmbedder(fail=True)
+    parts.services.embedder = SpyEmbedder(fail=True)
     try:
         with caplog.at_level(logging.WARNING):
             parts.warm_up_in_background().join(10)

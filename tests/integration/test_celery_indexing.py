@@ -292,11 +292,11 @@ def test_with_redis_down_turns_are_answered_and_indexing_resumes_when_it_returns
         database_url=db_url, broker_url=down_url, embedder="fake", data_dir=tmp_path / "data"
     )
     parts = Components(config, store=store, embedder=HashingEmbedder(), start_queue=False)
-    parts.enqueue(ids)  # what an edit does: logs the outage, raises nothing
+    parts.services.enqueue(ids)  # what an edit does: logs the outage, raises nothing
 
     def turn(text: str) -> Selection:
         return select_turn(
-            parts,
+            parts.services,
             user_id="tester",
             source=BookSource(book_ids=(book_id,)),
             messages=[Message(role="user", content=text)],
@@ -326,3 +326,15 @@ def test_with_redis_down_turns_are_answered_and_indexing_resumes_when_it_returns
         up.close()
     assert _vector_rows(db_url) == dict.fromkeys(ids, 1)
     assert "worldbook.sweep" in worker.log.read_text()
+
+
+def test_one_sweep_per_interval_however_many_workers_beat(redis_url: str) -> None:
+    # Beat is on by default in every `worldbook worker`; the sweep task takes this lock first.
+    first, second = CeleryIndexQueue(redis_url), CeleryIndexQueue(redis_url)
+    try:
+        assert first.claim("sweep", ttl_s=30) is True
+        assert second.claim("sweep", ttl_s=30) is False
+        assert first.claim("other", ttl_s=30) is True
+    finally:
+        first.close()
+        second.close()

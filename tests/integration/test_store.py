@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from worldbook.adapters.store import SqlStore, entry_content_hash, open_store, upgrade_database
 from worldbook.adapters.store.tables import metadata
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.records import now
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import (
     BookNotFound,
@@ -419,17 +421,40 @@ def test_attachments_keep_order(store: SqlStore) -> None:
     store.attach(one.id, "character", "c1", "alice")
     again = store.attach(two.id, "character", "c1", "alice")
     assert again.position == 1
-    assert store.attachments_for("character", "c1") == [two.id, one.id]
-    assert store.attachments_for("story", "c1") == []
+    assert store.attachments_for("character", "c1", "alice") == [two.id, one.id]
+    assert store.attachments_for("story", "c1", "alice") == []
     store.trash_book(two.id)
-    assert store.attachments_for("character", "c1") == [one.id]
-    assert store.detach(one.id, "character", "c1") is True
-    assert store.detach(one.id, "character", "c1") is False
+    assert store.attachments_for("character", "c1", "alice") == [one.id]
+    assert store.detach(one.id, "character", "c1", "alice") is True
+    assert store.detach(one.id, "character", "c1", "alice") is False
     with pytest.raises(InvalidInput):
         store.attach(one.id, "chat", "c1", "alice")  # type: ignore[arg-type]
 
 
+def test_attachments_belong_to_the_user_who_made_them(store: SqlStore) -> None:
+    # Character ids are the app's and shared by its users: one user's attachment never shows
+    # in another's list, and nobody can detach another user's attachment (issue 15).
+    mine = store.create_book("alice", BookDraft(title="Mine"))
+    theirs = store.create_book("mallory", BookDraft(title="Theirs"))
+    store.attach(mine.id, "character", "hero", "alice")
+    store.attach(theirs.id, "character", "hero", "mallory")
+    store.attach(mine.id, "character", "hero", "mallory")  # an unlisted book, say
+    assert store.attachments_for("character", "hero", "alice") == [mine.id]
+    assert store.attachments_for("character", "hero", "mallory") == [theirs.id, mine.id]
+    assert store.detach(mine.id, "character", "hero", "mallory") is True
+    assert store.attachments_for("character", "hero", "alice") == [mine.id]
+
+
 # --- vectors ---------------------------------------------------------------------------------
+
+
+def test_entries_stuck_indexing_are_put_back_after_the_timeout(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Stuck"))
+    ids = [e.id for e in store.add_entries(book.id, [EntryDraft(f"E{i}", LORE) for i in range(3)])]
+    store.set_index_status(ids[:2], IndexStatus.INDEXING)
+    assert store.requeue_stuck(now() - timedelta(seconds=60)) == []  # still fresh
+    assert sorted(store.requeue_stuck(now() + timedelta(seconds=1))) == sorted(ids[:2])
+    assert {s for s, _ in store.index_statuses(ids).values()} == {IndexStatus.QUEUED}
 
 
 def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldbook.adapters.store.ordering import GAP, place, renumber, spread_between
+from worldbook.core.ordering import GAP, place, renumber, spread_between
 
 
 @st.composite

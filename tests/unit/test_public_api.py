@@ -23,3 +23,30 @@ def test_importing_the_library_starts_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+HEAVY = ("sqlalchemy", "faiss", "torch", "httpx", "fastapi", "starlette", "celery", "redis")
+
+
+def _loaded_after(statement: str) -> list[str]:
+    code = f"import sys; {statement}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_the_pure_core_loads_no_sql_faiss_torch_or_http() -> None:
+    # Issue 15 item 4: every core module, imported alone, stays light.
+    import pkgutil
+
+    import worldbook.core
+
+    modules = [m.name for m in pkgutil.walk_packages(worldbook.core.__path__, "worldbook.core.")]
+    assert len(modules) > 10
+    statement = "; ".join(f"import {name}" for name in modules)
+    assert _loaded_after(statement) == []
+
+
+def test_importing_worldbook_is_lazy() -> None:
+    assert _loaded_after("import worldbook") == []
+    # Names resolve on first use, from their home module.
+    assert _loaded_after("from worldbook import select, Message, SelectionRules") == []

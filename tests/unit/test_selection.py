@@ -310,18 +310,43 @@ def test_long_entry_cut_to_800_at_a_sentence_boundary_and_flagged() -> None:
 
 
 def test_entry_that_does_not_fit_goes_to_index_and_next_is_tried() -> None:
-    b1 = entry("fat", "Fat", tokens=700)
-    b2 = entry("thin", "Thin", tokens=50)
-    big = book("big", [b1, b2, *large_book(n=40).entries])
-    # canon budget 800 → per-turn 800; 'Fat' first (700), then 'Thin' fits? 700+50 ≤ 800.
-    # Make room smaller: a canon entry of 200 leaves 600.
-    canon = entry("c", tokens=200, canon=True)
-    big = book("big", [canon, *big.entries])
-    sel = run(turn(big, user="Fat and Thin", window=8000))
-    assert ids(sel.injected) == ["thin"]
+    # Found by meaning (not named): an entry too big for what is left goes to the index and
+    # the next candidate is tried.
+    canon = entry("c", tokens=200, canon=True)  # canon budget 800 → 600 left per turn
+    big = book("big", [canon, entry("fat", "Fat", tokens=700), *large_book(n=40).entries])
+    hits = (SemanticHit("big", "fat", 0.9), SemanticHit("big", "big-3", 0.8))
+    sel = run(turn(big, user="something else", hits=hits, window=8000))
+    assert ids(sel.injected) == ["big-3"]
     assert ids(sel.index)[0] == "fat"
     decision, reason = trace_of(sel, "fat")
     assert decision is Decision.INDEXED and "tokens in full" in reason
+
+
+def test_named_entry_is_cut_to_what_is_left_instead_of_falling_to_the_index() -> None:
+    # DESIGN §2 rule 5, last point (issue 15): "Read me the Long Chronicle, all of it."
+    sentences = " ".join(f"Sentence number {i} ends here." for i in range(300))
+    chronicle = entry("long", "Long Chronicle", lore=sentences)
+    canon = entry("c", tokens=300, canon=True)  # canon budget 819 → 519 left per turn
+    big = book("big", [canon, chronicle, *large_book(n=40).entries])
+    hits = tuple(SemanticHit("big", f"big-{i}", 0.9 - i / 100) for i in range(10))
+    sel = run(turn(big, user="Read me the Long Chronicle, all of it.", hits=hits, window=8192))
+    assert ids(sel.injected)[0] == "long"
+    [cut] = [e for e in sel.injected if e.ref.entry_id == "long"]
+    assert cut.truncated and cut.tokens <= sel.per_turn_budget
+    assert cut.tokens > 400  # it took (nearly) what was left, not a fixed small slice
+    assert "cut to" in trace_of(sel, "long")[1]
+    assert sel.per_turn_tokens <= sel.per_turn_budget
+
+
+def test_named_entry_goes_to_the_index_when_under_150_tokens_are_left() -> None:
+    rules = SelectionRules(named_cut_min_tokens=150)
+    sentences = " ".join(f"Sentence number {i} ends here." for i in range(300))
+    canon = entry("c", tokens=700, canon=True)  # 100 tokens left per turn
+    big = book("big", [canon, entry("long", "Long Chronicle", lore=sentences)])
+    big = book("big", [*big.entries, *large_book(n=40).entries])
+    sel = run(turn(big, user="Long Chronicle please", window=8000), rules)
+    assert "long" not in ids(sel.injected)
+    assert trace_of(sel, "long")[0] in (Decision.INDEXED, Decision.LEFT_OUT)
 
 
 # --- world index ---

@@ -82,6 +82,7 @@ class CeleryIndexQueue:
         self._app = Celery("worldbook-sender", set_as_current=False)
         self._app.conf.update(sender_options(broker_url, connect_timeout_s=connect_timeout_s))
         self._timeout = connect_timeout_s
+        self._broker_url = broker_url
         self._per_message = max(1, ids_per_message)
 
     def enqueue(self, entry_ids: Sequence[str]) -> None:
@@ -118,6 +119,25 @@ class CeleryIndexQueue:
         except Exception:
             return False
         return True
+
+    def pending(self) -> None:
+        """The ids wait in the broker, not in this process."""
+        return None
+
+    def claim(self, name: str, *, ttl_s: int) -> bool:
+        """Take the named lock for ``ttl_s`` seconds if nobody holds it (Redis SET NX EX): one
+        holder per interval across every worker. False when held, or the broker is down."""
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self._broker_url, socket_timeout=self._timeout)
+            try:
+                return bool(client.set(f"worldbook:lock:{name}", "1", nx=True, ex=ttl_s))
+            finally:
+                client.close()
+        except redis.RedisError as exc:
+            log.warning("could not take the %s lock: %s", name, exc)
+            return False
 
     def close(self) -> None:
         self._app.close()
@@ -191,6 +211,9 @@ class InProcessIndexQueue:
             self._stopping = False
             self._thread = threading.Thread(target=self._run, name="worldbook-indexer", daemon=True)
             self._thread.start()
+
+    def close(self) -> None:
+        self.stop()
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop after the batch in flight; ids still pending are left for the sweep."""

@@ -93,8 +93,9 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = components is None
         if owned:
-            app.state.components = Components(resolved)
-            app.state.components.warm_up_in_background()
+            built = Components(resolved)
+            app.state.components, app.state.services = built, built.services
+            built.warm_up_in_background()
         try:
             yield
         finally:
@@ -113,7 +114,7 @@ def create_app(
         lifespan=lifespan,
     )
     if components is not None:
-        app.state.components = components
+        app.state.components, app.state.services = components, components.services
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=resolved.max_upload_bytes)
     app.include_router(system.router)

@@ -1,4 +1,4 @@
-"""Request dependencies: the components, and who is calling.
+"""Request dependencies: the services, and who is calling.
 
 Two headers identify a caller (decision in docs/decisions.md):
 - the calling *app* proves itself with an API key, ``Authorization: Bearer <key>`` or
@@ -16,9 +16,9 @@ from typing import Annotated
 from fastapi import Depends, Header, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from worldbook.adapters.store import ApiKeyRecord
+from worldbook.core.records import ApiKeyRecord
 from worldbook.errors import AuthenticationFailed, InvalidInput
-from worldbook.service.components import Components
+from worldbook.service.services import Services
 
 USER_HEADER = "X-Worldbook-User"
 USER_MAX = 255
@@ -27,13 +27,13 @@ _bearer = HTTPBearer(auto_error=False, description="An API key from `worldbook k
 _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key.")
 
 
-async def get_components(request: Request) -> Components:
+async def get_services(request: Request) -> Services:
     # async: no I/O here, and a sync dependency would cost a thread-pool hop per request.
-    parts: Components = request.app.state.components
-    return parts
+    services: Services = request.app.state.services
+    return services
 
 
-Parts = Annotated[Components, Depends(get_components)]
+ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ class Caller:
 
 
 def get_api_key(
-    parts: Parts,
+    services: ServicesDep,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     header_key: Annotated[str | None, Security(_api_key)],
 ) -> ApiKeyRecord:
@@ -55,7 +55,7 @@ def get_api_key(
             "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>' "
             "(create one with `worldbook keys create`)."
         )
-    key = parts.store.authenticate(presented.strip())
+    key = services.store.authenticate(presented.strip())
     if key is None:
         # One message for unknown and revoked keys: a caller learns nothing about either.
         raise AuthenticationFailed("The API key is unknown or revoked; use a current key.")

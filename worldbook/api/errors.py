@@ -38,6 +38,7 @@ STATUS: dict[type[e.WorldbookError], int] = {
     e.AuthenticationFailed: 401,
     e.PermissionDenied: 403,
     e.Conflict: 409,
+    e.RateLimited: 429,
     e.ServiceUnavailable: 503,
     e.StorageUnavailable: 503,
     e.IndexUnavailable: 503,
@@ -112,6 +113,8 @@ async def _worldbook_error(_: Request, exc: Exception) -> JSONResponse:
     retry_after = getattr(exc, "retry_after", None)
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, e.RateLimited):
+        headers["Retry-After"] = str(exc.retry_after_s)
     elif status in (429, 503):
         headers["Retry-After"] = str(max(1, math.ceil(retry_after))) if retry_after else "5"
     if status >= 500:

@@ -12,19 +12,16 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from worldbook.adapters.store import BookRecord, EntryRecord
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 from worldbook.errors import InvalidInput
+from worldbook.service.contract import ID_PATTERN, Id, Request, TargetId
+
+__all__ = ["ID_PATTERN", "Id", "TargetId"]
 
 INT32 = 2**31 - 1
-ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-
-Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
-"""A worldbook id (books, entries): URL-safe, at most 64 characters."""
-TargetId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
-"""An app's id for a character, story or novel (free text, as the app spells it)."""
 Int32 = Annotated[int, Field(ge=-INT32, le=INT32)]
 
 
@@ -42,10 +39,6 @@ def _finite(value: Any) -> Any:
 
 
 JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
-
-
-class Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Patch(Request):
@@ -316,58 +309,7 @@ class IndexStatusOut(BaseModel):
     queue_pending: int | None
 
 
-# --- turns ---------------------------------------------------------------------------------
-
-
-class CastMemberIn(Request):
-    id: TargetId
-    name: str | None = Field(default=None, max_length=255)
-
-
-class MessageIn(Request):
-    role: Role
-    content: str
-    name: str | None = Field(default=None, max_length=255)
-
-
-class TurnBooks(Request):
-    """Where the turn's books come from: explicit ids, a cast, or both (ids first)."""
-
-    book_ids: list[Id] = Field(default_factory=list, max_length=100)
-    story_id: TargetId | None = None
-    novel_id: TargetId | None = None
-    characters: list[CastMemberIn] = Field(default_factory=list, max_length=100)
-
-
-class ModelIn(Request):
-    """The target model: a known name fills the rest; explicit fields win."""
-
-    model: str | None = Field(default=None, max_length=200)
-    input_window: int | None = Field(default=None, ge=1, le=100_000_000)
-    tokenizer: str | None = Field(default=None, max_length=500)
-    supports_tools: bool | None = None
-
-
-class SelectRequest(TurnBooks, ModelIn):
-    messages: list[MessageIn] = Field(max_length=1000)
-
-
-class PreviewRequest(TurnBooks, ModelIn):
-    message: str
-
-
-class LookupRequest(TurnBooks, ModelIn):
-    """The tool call: the entry's title (or an alias) as the model asked, or its id."""
-
-    title: str | None = Field(default=None, max_length=1000)
-    entry_id: Id | None = None
-
-
-class LookupOut(BaseModel):
-    book_id: str
-    entry_id: str
-    title: str
-    lore: str
+# --- turns: the request and response models are the service's (worldbook.service.contract) ---
 
 
 class PrewarmRequest(Request):

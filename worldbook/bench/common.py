@@ -176,6 +176,10 @@ class CachedEmbedder:
     def max_passage_chars(self) -> int:
         return self._inner.max_passage_chars
 
+    @property
+    def loaded(self) -> bool:
+        return self._inner.loaded
+
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._cache.get(self._inner, texts, "passage")
 

@@ -39,8 +39,10 @@ from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import select
 from worldbook.core.types import LoreBook, Message, ModelProfile, SemanticHit, Turn
 from worldbook.ports import Embedder
+from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
-from worldbook.service.turns import BookSource, select_turn
+from worldbook.service.services import Services
+from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 ALIASES = 50
@@ -117,18 +119,18 @@ def core_and_scan(
     }
 
 
-def _indexed_book(parts: Components, drafts: list[EntryDraft], seed: int) -> str:
+def _indexed_book(services: Services, drafts: list[EntryDraft], seed: int) -> str:
     """A stored book whose entries all have (random) vectors of the active model."""
-    book = parts.store.create_book("bench", BookDraft(title=f"Synthetic {len(drafts)}"))
+    book = services.store.create_book("bench", BookDraft(title=f"Synthetic {len(drafts)}"))
     records = []
     for start in range(0, len(drafts), 500):
-        records += parts.store.add_entries(book.id, drafts[start : start + 500])
+        records += services.store.add_entries(book.id, drafts[start : start + 500])
     rng = np.random.default_rng(seed)
-    dim = parts.embedder.dim
+    dim = services.embedder.dim
     for record in records:
         vector = rng.standard_normal(dim).astype(np.float32)
-        parts.store.save_vectors(
-            record.id, parts.model_id, record.content_hash, vector / np.linalg.norm(vector)
+        services.store.save_vectors(
+            record.id, services.model_id, record.content_hash, vector / np.linalg.norm(vector)
         )
     return book.id
 
@@ -150,7 +152,7 @@ def end_to_end(
         store = open_store(f"sqlite:///{Path(tmp) / 'latency.db'}")
         parts = Components(local, store=store, embedder=embedder, start_queue=False)
         try:
-            book_id = _indexed_book(parts, drafts, n)
+            book_id = _indexed_book(parts.services, drafts, n)
             source = BookSource(book_ids=(book_id,))
             turn_s: list[float] = []
             embed_s: list[float] = []
@@ -158,9 +160,11 @@ def end_to_end(
             for i, window in enumerate(windows):
                 # The character's reply is embedded when it arrives (QueryEmbeddings.prewarm);
                 # the turn itself embeds one new user message.
-                parts.query_embeddings.prewarm([m.content for m in window[:-1]])
+                parts.services.query_embeddings.prewarm([m.content for m in window[:-1]])
                 started = time.perf_counter()
-                select_turn(parts, user_id="bench", source=source, messages=window, profile=profile)
+                select_turn(
+                    parts.services, user_id="bench", source=source, messages=window, profile=profile
+                )
                 if i >= 3:  # the first turns load the model, the book and the vector index
                     turn_s.append(time.perf_counter() - started)
                 fresh = window[-1].content + " " + str(i)
@@ -177,7 +181,9 @@ def end_to_end(
             cached_s: list[float] = []
             for window in windows[3:]:
                 started = time.perf_counter()
-                select_turn(parts, user_id="bench", source=source, messages=window, profile=profile)
+                select_turn(
+                    parts.services, user_id="bench", source=source, messages=window, profile=profile
+                )
                 cached_s.append(time.perf_counter() - started)
         finally:
             parts.close()

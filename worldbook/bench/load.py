@@ -55,8 +55,8 @@ def run_load(
         store = open_store(f"sqlite:///{Path(tmp) / 'load.db'}")
         parts = Components(local, store=store, embedder=embedder, start_queue=False)
         step("load: building the book")
-        book_id = _indexed_book(parts, drafts, 500)
-        _, key = parts.store.create_api_key("bench")
+        book_id = _indexed_book(parts.services, drafts, 500)
+        _, key = parts.services.store.create_api_key("bench")
         port = _free_port()
         server = uvicorn.Server(
             uvicorn.Config(create_app(components=parts), host="127.0.0.1", port=port,

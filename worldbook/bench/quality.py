@@ -23,9 +23,12 @@ from worldbook.core.selection import canon_budget
 from worldbook.core.types import Message, ModelProfile
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder
+from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
 from worldbook.service.importing import import_book
-from worldbook.service.turns import BookSource, select_turn
+from worldbook.service.indexing import index_now
+from worldbook.service.services import Services
+from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 OWNER = "bench"
@@ -69,19 +72,19 @@ def _components(settings: WorldbookSettings, embedder: Embedder, workdir: Path) 
     return Components(local, store=store, embedder=embedder, start_queue=False)
 
 
-def _import_all(parts: Components, files: Sequence[Path]) -> dict[str, str]:
+def _import_all(services: Services, files: Sequence[Path]) -> dict[str, str]:
     """Import and index every book; returns file name -> book id."""
     ids: dict[str, str] = {}
     for path in files:
         result = import_book(
-            parts, owner_id=OWNER, data=path.read_bytes(), filename=path.name, single_batch=False
+            services, owner_id=OWNER, data=path.read_bytes(), filename=path.name, single_batch=False
         )
-        parts.index_now(book_id=result.book_id)
+        index_now(services, book_id=result.book_id)
         ids[path.name] = result.book_id
     return ids
 
 
-def _peer_entries(parts: Components, book_id: str, count: Callable[[str], int]) -> list[PeerEntry]:
+def _peer_entries(services: Services, book_id: str, count: Callable[[str], int]) -> list[PeerEntry]:
     return [
         PeerEntry(
             title=r.title,
@@ -94,7 +97,7 @@ def _peer_entries(parts: Components, book_id: str, count: Callable[[str], int]) 
             order=r.order,
             enabled=r.enabled,
         )
-        for r in parts.store.list_entries(book_id)
+        for r in services.store.list_entries(book_id)
     ]
 
 
@@ -120,14 +123,14 @@ def worldbook_outcomes(
     with tempfile.TemporaryDirectory(prefix="wb-bench-quality-") as tmp:
         parts = _components(settings, embedder, Path(tmp))
         try:
-            ids = _import_all(parts, files)
-            count = parts.token_counter(profile.tokenizer_id).tokenizer.count
-            entries = {name: _peer_entries(parts, ids[name], count) for name in ids}
+            ids = _import_all(parts.services, files)
+            count = parts.services.token_counter(profile.tokenizer_id).tokenizer.count
+            entries = {name: _peer_entries(parts.services, ids[name], count) for name in ids}
             _check_gold(turns, {name: {e.title for e in es} for name, es in entries.items()})
             outcomes: dict[str, Outcome] = {}
             for turn in turns:
                 result = select_turn(
-                    parts,
+                    parts.services,
                     user_id=OWNER,
                     source=BookSource(book_ids=(ids[turn.book],)),
                     messages=turn.messages,

@@ -15,7 +15,7 @@ import typer
 
 from worldbook.adapters.formats.jsontext import decode_text
 from worldbook.adapters.llm import build_llm
-from worldbook.cli.context import components, emit_json, handle_errors, settings
+from worldbook.cli.context import emit_json, handle_errors, open_services, settings
 from worldbook.core.drafts import EntryDraft
 from worldbook.core.limits import LIMITS
 from worldbook.errors import InvalidInput, PayloadTooLarge
@@ -88,12 +88,12 @@ def split_command(
     if book is None:
         _print(split_into_entries(text, llm=llm, seed=seed), as_json)
         return
-    with components() as parts:
-        acting = user or parts.settings.cli_user
-        record = library.owned_book(parts, acting, book)
+    with open_services() as services:
+        acting = user or services.settings.cli_user
+        record = library.owned_book(services, acting, book)
 
         def add(drafts: list[EntryDraft]) -> list[str]:
-            return [e.id for e in library.add_entries(parts, acting, book, drafts)]
+            return [e.id for e in library.add_entries(services, acting, book, drafts)]
 
         outcome = split_into_entries(
             text, llm=llm, add_entries=add if save else None, mode=record.mode, seed=seed

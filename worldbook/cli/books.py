@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from worldbook.cli.context import components, emit_json, handle_errors, show_progress
+from worldbook.cli.context import emit_json, handle_errors, open_services, show_progress
 from worldbook.core.types import BookMode
 from worldbook.errors import InvalidInput
 from worldbook.service.importing import ExportFormat, export, import_book
@@ -30,15 +30,15 @@ def import_command(
         data = file.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"Cannot read {file}: {exc.strerror}.", field="file") from exc
-    with components() as parts, Progress(disable=not show_progress(), transient=True) as bar:
+    with open_services() as services, Progress(disable=not show_progress(), transient=True) as bar:
         task = bar.add_task(f"importing {file.name}", total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         result = import_book(
-            parts,
-            owner_id=user or parts.settings.cli_user,
+            services,
+            owner_id=user or services.settings.cli_user,
             data=data,
             mode=mode,
             filename=file.name,
@@ -68,8 +68,10 @@ def export_command(
     if fmt not in ("sillytavern", "ccv3"):
         raise InvalidInput("--format must be sillytavern or ccv3.", field="format")
     chosen: ExportFormat = "sillytavern" if fmt == "sillytavern" else "ccv3"
-    with components() as parts:
-        data = export(parts, user_id=user or parts.settings.cli_user, book_id=book_id, fmt=chosen)
+    with open_services() as services:
+        data = export(
+            services, user_id=user or services.settings.cli_user, book_id=book_id, fmt=chosen
+        )
     if out is None:
         typer.echo(data.decode("utf-8"))
     else:
@@ -86,8 +88,8 @@ def keys_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Create an API key; the secret is shown once."""
-    with components() as parts:
-        record, secret = parts.store.create_api_key(name)
+    with open_services() as services:
+        record, secret = services.store.create_api_key(name)
     if as_json:
         emit_json({"id": record.id, "name": record.name, "key": secret})
     else:
@@ -99,8 +101,8 @@ def keys_create(
 @handle_errors
 def keys_list(as_json: JsonOpt = False) -> None:
     """List API keys (never their secrets)."""
-    with components() as parts:
-        records = parts.store.list_api_keys()
+    with open_services() as services:
+        records = services.store.list_api_keys()
     rows = [
         {"id": r.id, "name": r.name, "prefix": r.prefix, "revoked": r.revoked_at is not None}
         for r in records
@@ -117,6 +119,6 @@ def keys_list(as_json: JsonOpt = False) -> None:
 @handle_errors
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="Key id from `keys list`.")]) -> None:
     """Revoke an API key; requests with it are refused from now on."""
-    with components() as parts:
-        parts.store.revoke_api_key(key_id)
+    with open_services() as services:
+        services.store.revoke_api_key(key_id)
     typer.echo(f"revoked {key_id}")

@@ -1,4 +1,4 @@
-"""What every CLI command shares: settings, components, output and error handling."""
+"""What every CLI command shares: settings, services, output and error handling."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import typer
 from worldbook.cli.errors import cli_message, exit_code
 from worldbook.errors import WorldbookError
 from worldbook.service.components import Components
+from worldbook.service.services import Services
 from worldbook.settings import WorldbookSettings
 
 P = ParamSpec("P")
@@ -40,12 +41,13 @@ def settings() -> WorldbookSettings:
 
 
 @contextmanager
-def components(*, start_queue: bool = False) -> Iterator[Components]:
-    """Components for one command; the CLI indexes explicitly (``worldbook index``), so the
-    in-process indexer thread is not started unless asked."""
-    parts = Components(settings(), start_queue=start_queue)
+def open_services(*, start_queue: bool = False) -> Iterator[Services]:
+    """The services of one command; the CLI indexes explicitly (``worldbook index``), so the
+    in-process indexer thread is not started unless asked. The CLI is the operator's tool, so
+    it may name tokenizer files by path (``--tokenizer hf:/path/tokenizer.json``)."""
+    parts = Components(settings(), start_queue=start_queue, trusted=True)
     try:
-        yield parts
+        yield parts.services
     finally:
         parts.close()
 

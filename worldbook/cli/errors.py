@@ -9,6 +9,7 @@ from worldbook.errors import (
     LanguageModelError,
     NotFound,
     PermissionDenied,
+    RateLimited,
     ServiceUnavailable,
     WorldbookError,
 )
@@ -21,7 +22,8 @@ EXIT_CODES: dict[type[WorldbookError], int] = {
     PermissionDenied: 4,
     Conflict: 5,
     ServiceUnavailable: 6,
-    LanguageModelError: 7,
+    RateLimited: 7,
+    LanguageModelError: 8,
 }
 """Exit code per error family; a subclass takes its nearest listed ancestor's code."""
 

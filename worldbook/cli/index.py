@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from worldbook.adapters.store import SqlStore
-from worldbook.cli.context import components, emit_json, handle_errors, settings, show_progress
+from worldbook.cli.context import emit_json, handle_errors, open_services, settings, show_progress
 from worldbook.core.types import IndexStatus
 from worldbook.errors import ServiceUnavailable
-from worldbook.service.components import Components
-from worldbook.service.indexing import rebuild, sweep
+from worldbook.ports import Store
+from worldbook.service.indexing import index_now, rebuild, sweep
+from worldbook.service.services import Services
 
 
 @handle_errors
@@ -34,19 +34,19 @@ def index_command(
     else would do it). With a broker the entries are queued for the Celery workers; ``--wait``
     then polls until every enabled entry is indexed or has failed.
     """
-    with components() as parts:
-        store, model_id = parts.store, parts.model_id
-        broker = bool(parts.settings.broker_url)
+    with open_services() as services:
+        store, model_id = services.store, services.model_id
+        broker = bool(services.settings.broker_url)
         if rebuild_all:
-            rebuild(store, model_id, book_id=book, queue=parts.queue if broker else None)
+            rebuild(store, model_id, book_id=book, queue=services.queue if broker else None)
         pending = [r.entry_id for r in store.entries_to_index(model_id, book_id=book)]
         summary: dict[str, object] = {"model_id": model_id, "pending": len(pending)}
         if broker:
-            summary["queued"] = sweep(store, parts.queue, model_id, book_id=book)
+            summary["queued"] = sweep(store, services.queue, model_id, book_id=book)
             if wait and not sweep_only:
-                summary.update(_wait_for_workers(parts.store, model_id, book, len(pending)))
+                summary.update(_wait_for_workers(services.store, model_id, book, len(pending)))
         elif not sweep_only:
-            summary.update(_index_here(parts, book, len(pending)))
+            summary.update(_index_here(services, book, len(pending)))
     if as_json:
         emit_json(summary)
         return
@@ -54,15 +54,15 @@ def index_command(
         typer.echo(f"{key}: {value}")
 
 
-def _index_here(parts: Components, book: str | None, total: int) -> dict[str, object]:
+def _index_here(services: Services, book: str | None, total: int) -> dict[str, object]:
     with Progress(disable=not show_progress(), transient=True) as bar:
         task = bar.add_task("indexing", total=total)
-        report = parts.index_now(None, book_id=book, on_progress=lambda n: bar.advance(task, n))
+        report = index_now(services, None, book_id=book, on_progress=lambda n: bar.advance(task, n))
     return {"indexed": len(report.indexed), "failed": report.failed, "stale": len(report.stale)}
 
 
 def _wait_for_workers(
-    store: SqlStore, model_id: str, book: str | None, total: int, timeout_s: float = 3600
+    store: Store, model_id: str, book: str | None, total: int, timeout_s: float = 3600
 ) -> dict[str, object]:
     """Poll until every enabled entry has a current vector or has failed."""
     deadline = time.monotonic() + timeout_s
@@ -88,10 +88,10 @@ def worker_command(
     beat: Annotated[
         bool,
         typer.Option(
-            help="Also run the periodic sweep (Celery beat). Exactly one worker of a "
-            "deployment should run with --beat, or every sweep is scheduled once per worker."
+            help="Run the periodic indexing sweep (Celery beat, on by default). Several "
+            "workers may all beat: a Redis lock lets one sweep run per interval."
         ),
-    ] = False,
+    ] = True,
     loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
 ) -> None:
     """Start a Celery indexing worker (needs WORLDBOOK_BROKER_URL)."""

@@ -1,4 +1,8 @@
-"""``worldbook select`` and ``worldbook preview``: one turn against the local database."""
+"""``worldbook select`` and ``worldbook preview``: one turn against the local database.
+
+Options become the service's typed request (``worldbook.service.contract``), validated there
+exactly as the HTTP API validates its bodies; the answer is printed from the typed response.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
-from worldbook.cli.context import components, emit_json, handle_errors
-from worldbook.core.profiles import resolve_profile
-from worldbook.core.types import Message, ModelProfile
+from worldbook.cli.context import emit_json, handle_errors, open_services
 from worldbook.errors import InvalidInput
-from worldbook.service.turns import BookSource, CastMember, TurnResult, preview, select_turn
-from worldbook.settings import WorldbookSettings
+from worldbook.service.contract import (
+    PreviewRequest,
+    SelectionOut,
+    SelectRequest,
+    TraceLevel,
+    run_preview,
+    run_select,
+)
+from worldbook.service.turns import TurnResult
 
 BookOpt = Annotated[list[str], typer.Option("--book", help="Book id (repeatable, in order).")]
 CharacterOpt = Annotated[
@@ -27,77 +37,73 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="Known model name 
 TokenizerOpt = Annotated[str | None, typer.Option("--tokenizer", help="Tokenizer id.")]
 ToolsOpt = Annotated[bool, typer.Option("--tools", help="The model can call tools.")]
 UserOpt = Annotated[str | None, typer.Option("--user", help="Acting user (default: local).")]
+UserNameOpt = Annotated[
+    str | None, typer.Option("--user-name", help="The user's name in the chat ({{user}}).")
+]
+ChatOpt = Annotated[str | None, typer.Option("--chat", help="Chat id (classic chat state).")]
+TraceOpt = Annotated[str, typer.Option("--trace", help="full or summary.")]
+ExplainOpt = Annotated[bool, typer.Option("--explain", help="Print every entry's fate.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
-def _source(books: list[str], story: str | None, novel: str | None, chars: list[str]) -> BookSource:
+def _request_fields(
+    books: list[str],
+    story: str | None,
+    novel: str | None,
+    chars: list[str],
+    model: dict[str, Any],
+) -> dict[str, Any]:
     cast = []
     for spec in chars:
         character_id, _, name = spec.partition(":")
-        cast.append(CastMember(character_id=character_id, name=name or None))
-    return BookSource(book_ids=tuple(books), story_id=story, novel_id=novel, characters=tuple(cast))
+        cast.append({"id": character_id, "name": name or None})
+    fields = {"book_ids": books, "story_id": story, "novel_id": novel, "characters": cast}
+    return {**fields, **{k: v for k, v in model.items() if v is not None}}
 
 
-def _profile(
-    settings: WorldbookSettings,
-    model: str | None,
-    window: int | None,
-    tokenizer: str | None,
-    tools: bool,
-) -> ModelProfile:
-    return resolve_profile(
-        model,
-        input_window=window,
-        tokenizer=tokenizer,
-        supports_tools=True if tools else None,
-        default_window=settings.default_input_window,
-        default_tokenizer=settings.tokenizer,
-    )
+def _validated(model: type[SelectRequest] | type[PreviewRequest], fields: dict[str, Any]) -> Any:
+    """The typed request, or the first problem as the CLI's one-line error."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "request"
+        raise InvalidInput(f"{where}: {first['msg']}.", field=where) from None
 
 
-def read_messages(path: Path) -> list[Message]:
-    """A JSON list of ``{"role", "name"?, "content"}``, newest last."""
+def read_messages(path: Path) -> list[Any]:
+    """A JSON list of ``{"role", "name"?, "content"}``, newest last (validated by the request)."""
     try:
         raw: Any = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"Cannot read messages from {path}: {exc}.", field="messages") from exc
     if not isinstance(raw, list):
         raise InvalidInput("The messages file must hold a JSON list.", field="messages")
-    messages = []
-    for i, item in enumerate(raw):
-        where = f"messages[{i}]"
-        if not isinstance(item, dict):
-            raise InvalidInput(f"{where} must be an object.", field=where)
-        role, content, name = item.get("role"), item.get("content"), item.get("name")
-        if role not in ("user", "assistant", "system"):
-            raise InvalidInput(f"{where}.role must be user, assistant or system.", field=where)
-        if not isinstance(content, str):
-            raise InvalidInput(f"{where}.content must be a string.", field=f"{where}.content")
-        if name is not None and not isinstance(name, str):
-            raise InvalidInput(f"{where}.name must be a string.", field=f"{where}.name")
-        messages.append(Message(role=role, content=content, name=name))
-    return messages
+    return raw
 
 
-def _print(result: TurnResult, as_json: bool) -> None:
+def _print(result: TurnResult, as_json: bool, trace: TraceLevel, explain: bool) -> None:
+    body = result.to_json(trace=trace)
     if as_json:
-        emit_json(result.to_json())
+        emit_json(body)
         return
-    body = result.to_json()
-    canon = body["canon"]
-    assert isinstance(canon, dict)
+    out = SelectionOut.model_validate(body)
     typer.echo(
-        f"Canon: {canon['tokens']}/{canon['budget']} tokens, {len(canon['entries'])} entries"
+        f"Canon: {out.canon.tokens}/{out.canon.budget} tokens, {len(out.canon.entries)} entries"
     )
-    if canon["over_budget"]:
-        typer.echo(f"  over budget: {', '.join(e['title'] for e in canon['over_budget'])}")
-    for item in body["injected"]:  # type: ignore[attr-defined]
-        cut = " (cut)" if item["truncated"] else ""
-        typer.echo(f"  in full [{item['via']}] {item['title']} — {item['tokens']} tokens{cut}")
-    for item in body["index"]:  # type: ignore[attr-defined]
-        typer.echo(f"  index{' (linked)' if item['linked'] else ''}: {item['line']}")
-    for note in body.get("notes", []):  # type: ignore[attr-defined]
+    if out.canon.over_budget:
+        typer.echo(f"  over budget: {', '.join(e.title for e in out.canon.over_budget)}")
+    for item in out.injected:
+        cut = " (cut)" if item.truncated else ""
+        typer.echo(f"  in full [{item.via}] {item.title} — {item.cost} tokens{cut}")
+    for line in out.index:
+        typer.echo(f"  index{' (linked)' if line.linked else ''}: {line.line}")
+    for note in out.notes:
         typer.echo(f"note: {note}")
+    if explain:
+        typer.echo("why:")
+        for record in out.trace:
+            typer.echo(f"  {record.decision:<8} {record.title}: {record.reason}")
 
 
 @handle_errors
@@ -112,18 +118,20 @@ def select_command(
     tokenizer: TokenizerOpt = None,
     tools: ToolsOpt = False,
     user: UserOpt = None,
+    user_name: UserNameOpt = None,
+    chat: ChatOpt = None,
+    trace: TraceOpt = "full",
+    explain: ExplainOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Decide the lore of one turn (counts as usage)."""
-    with components() as parts:
-        result = select_turn(
-            parts,
-            user_id=user or parts.settings.cli_user,
-            source=_source(book, story, novel, character),
-            messages=read_messages(messages),
-            profile=_profile(parts.settings, model, window, tokenizer, tools),
-        )
-        _print(result, as_json)
+    extra = {"model": model, "input_window": window, "tokenizer": tokenizer, "trace": trace}
+    extra |= {"supports_tools": True if tools else None, "chat_id": chat, "user_name": user_name}
+    fields = _request_fields(book, story, novel, character, extra)
+    body: SelectRequest = _validated(SelectRequest, {**fields, "messages": read_messages(messages)})
+    with open_services() as services:
+        result = run_select(services, user or services.settings.cli_user, body)
+        _print(result, as_json, body.trace, explain)
 
 
 @handle_errors
@@ -138,15 +146,16 @@ def preview_command(
     tokenizer: TokenizerOpt = None,
     tools: ToolsOpt = False,
     user: UserOpt = None,
+    user_name: UserNameOpt = None,
+    trace: TraceOpt = "full",
+    explain: ExplainOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Show what a turn with this message would select (not counted as usage)."""
-    with components() as parts:
-        result = preview(
-            parts,
-            user_id=user or parts.settings.cli_user,
-            source=_source(book, story, novel, character),
-            message=message,
-            profile=_profile(parts.settings, model, window, tokenizer, tools),
-        )
-        _print(result, as_json)
+    extra = {"model": model, "input_window": window, "tokenizer": tokenizer, "trace": trace}
+    extra |= {"supports_tools": True if tools else None, "user_name": user_name}
+    fields = _request_fields(book, story, novel, character, extra)
+    body: PreviewRequest = _validated(PreviewRequest, {**fields, "message": message})
+    with open_services() as services:
+        result = run_preview(services, user or services.settings.cli_user, body)
+        _print(result, as_json, body.trace, explain)

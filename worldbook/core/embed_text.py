@@ -14,6 +14,7 @@ token where a Latin character costs about a quarter of one.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,19 @@ def text_units(text: str) -> int:
     return sum(char_units(c) for c in text)
 
 
+def head_units(text: str, max_units: int) -> str:
+    """The longest head of ``text`` of at most ``max_units`` units (a query is cut to what
+    the model reads instead of being windowed: see ``QueryEmbeddings``)."""
+    if len(text) * WIDE_UNITS <= max_units:
+        return text
+    used = 0
+    for i, char in enumerate(text):
+        used += char_units(char)
+        if used > max_units:
+            return text[:i]
+    return text
+
+
 def entry_header(title: str, aliases: Iterable[str] = ()) -> str:
     """``"Title (alias, alias)"``: the title, then distinct aliases that differ from it."""
     title = title.strip()
@@ -69,6 +83,14 @@ def entry_text(title: str, aliases: Iterable[str], lore: str) -> str:
     header = entry_header(title, aliases)
     lore = lore.strip()
     return f"{header}\n{lore}" if lore else header
+
+
+def entry_content_hash(title: str, aliases: Sequence[str], lore: str) -> str:
+    """sha256 (hex) of :func:`entry_text`: the hash that says whether a stored vector is
+    current. Stores stamp every entry with it and stored vectors carry the hash they were
+    computed from; a vector whose hash differs from the entry's is never used (DESIGN §2
+    rule 6). Any change to what is embedded therefore changes the hash."""
+    return hashlib.sha256(entry_text(title, aliases, lore).encode("utf-8")).hexdigest()
 
 
 def passage_texts(title: str, aliases: Iterable[str], lore: str, max_units: int) -> list[str]:

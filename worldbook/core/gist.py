@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from worldbook.core.tokens import Tokenizer
 from worldbook.core.truncation import cut_to_tokens
-from worldbook.ports import Tokenizer
 
 # Only the head of the lore is searched: a gist is its first sentence, and lore can be 20,000
 # characters long.

@@ -12,6 +12,8 @@ the Unicode East Asian Width property (UAX #11, values ``W`` and ``F``).
 
 from __future__ import annotations
 
+import json
+import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,12 +44,20 @@ class Limits:
     import_batch: int = 500
     split_text_max: int = 40_000
     preview_message_max: int = 2_000
+    # One turn's chat: bounded so no request can make the service embed or scan unbounded
+    # text (a 10 MB message once took 225 s and 0.6 GB, issue 15).
+    message_max: int = 20_000
+    turn_text_max: int = 100_000
     bulk_action_max: int = 500
     # DESIGN §3 ranges for classic entries and book settings.
     probability_max: int = 100
     scan_depth_max: int = 100
     token_budget_min: int = 100
     token_budget_max: int = 32_000
+    # JSON objects kept verbatim (``settings``, ``extensions``): bounded so that whatever is
+    # stored can always be returned (a 256-deep object once saved, then failed every read).
+    json_depth_max: int = 64
+    json_bytes_max: int = 262_144
 
 
 LIMITS = Limits()
@@ -148,17 +158,51 @@ def _check_str_list(
             )
 
 
-def check_json_text(value: object, *, field: str) -> None:
-    """Walk a JSON value and reject NUL characters / lone surrogates anywhere in it."""
-    if isinstance(value, str):
-        check_clean_text(value, field=field)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            check_clean_text(str(key), field=field)
-            check_json_text(item, field=f"{field}.{key}")
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            check_json_text(item, field=f"{field}[{i}]")
+def check_json_text(value: object, *, field: str, limits: Limits = LIMITS) -> None:
+    """Check a JSON value kept verbatim: at most ``json_depth_max`` levels deep, at most
+    ``json_bytes_max`` bytes as JSON, finite numbers, and no NUL characters or lone surrogates.
+
+    Walked with an explicit stack, so a hostile depth cannot exhaust Python's recursion limit
+    before it is refused.
+    """
+    stack: list[tuple[object, str, int]] = [(value, field, 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            check_clean_text(item, field=where)
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            raise InvalidInput(
+                f"{where} must be a finite number (no NaN or Infinity).", field=where
+            )
+        children: list[tuple[object, str]] = []
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                check_clean_text(str(key), field=where)
+                children.append((child, f"{where}.{key}"))
+        elif isinstance(item, list | tuple):
+            children = [(child, f"{where}[{i}]") for i, child in enumerate(item)]
+        if children and depth >= limits.json_depth_max:
+            raise LimitExceeded(
+                limit="JSON nesting depth",
+                allowed=f"at most {limits.json_depth_max} levels",
+                actual=f"more than {limits.json_depth_max} levels",
+                field=field,
+                hint="Flatten the object.",
+            )
+        stack.extend((child, path, depth + 1) for child, path in children)
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{field} must be plain JSON ({exc}).", field=field) from exc
+    if size > limits.json_bytes_max:
+        raise LimitExceeded(
+            limit="JSON object size",
+            allowed=f"at most {_n(limits.json_bytes_max)} bytes",
+            actual=f"{_n(size)} bytes",
+            field=field,
+            hint="Keep large data outside worldbook.",
+        )
 
 
 def _check_int(value: object, *, field: str, low: int | None, high: int | None) -> None:
@@ -348,6 +392,22 @@ def check_bulk(count: int, *, field: str = "ids", limits: Limits = LIMITS) -> No
 
 def check_split_text(text: str, *, field: str = "text", limits: Limits = LIMITS) -> None:
     check_text(text, field=field, limit="text to split into entries", max_len=limits.split_text_max)
+
+
+def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
+    check_text(text, field=field, limit="message length", max_len=limits.message_max)
+
+
+def check_turn_text(total: int, *, field: str = "messages", limits: Limits = LIMITS) -> None:
+    """The characters of all a turn's messages together."""
+    if total > limits.turn_text_max:
+        raise LimitExceeded(
+            limit="text per turn",
+            allowed=f"at most {_n(limits.turn_text_max)} characters over all messages",
+            actual=f"{_n(total)} characters",
+            field=field,
+            hint="Send only the recent messages; the selection reads the last few.",
+        )
 
 
 def check_preview_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +32,7 @@ from typing import TypeVar, cast
 
 import ahocorasick
 
+from worldbook.core.lru import LRU
 from worldbook.core.types import LoreBook
 
 T = TypeVar("T")
@@ -213,10 +213,8 @@ class MatcherCache:
     """
 
     def __init__(self, max_books: int = 256, max_derived: int = 20_000) -> None:
-        self._max_books = max(1, max_books)
-        self._max_derived = max(1, max_derived)
-        self._items: OrderedDict[tuple[str, str], BookMatcher] = OrderedDict()
-        self._derived: OrderedDict[tuple[str, ...], object] = OrderedDict()
+        self._items: LRU[tuple[str, str], BookMatcher] = LRU(max(1, max_books))
+        self._derived: LRU[tuple[str, ...], object] = LRU(max(1, max_derived))
         self._lock = threading.Lock()
         self.builds = 0  # how many automata were built (tests assert caching with it)
 
@@ -227,17 +225,7 @@ class MatcherCache:
         """
         if not book.version:
             return compute()
-        full = (book.id, book.version, *key)
-        with self._lock:
-            if full in self._derived:
-                self._derived.move_to_end(full)
-                return cast(T, self._derived[full])
-        value = compute()
-        with self._lock:
-            self._derived[full] = value
-            while len(self._derived) > self._max_derived:
-                self._derived.popitem(last=False)
-        return value
+        return cast(T, self._derived.get_or_compute((book.id, book.version, *key), compute))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -245,24 +233,21 @@ class MatcherCache:
     def get(self, book: LoreBook) -> BookMatcher:
         """The matcher of ``book`` at its current version, built on first use."""
         if not book.version:
-            self.builds += 1
+            self._count_build()
             return BookMatcher(book)
         key = (book.id, book.version)
-        with self._lock:
-            matcher = self._items.get(key)
-            if matcher is not None:
-                self._items.move_to_end(key)
-                return matcher
-        # Built outside the lock: a 100k-alias automaton takes a while and other books'
+        matcher = self._items.get(key)
+        if matcher is not None:
+            return matcher
+        # Built outside any lock: a 100k-alias automaton takes a while and other books'
         # turns should not wait. Two threads may build the same one; the last one wins.
         matcher = BookMatcher(book)
+        self._count_build()
+        self._items.put(key, matcher)
+        # An older version of the same book will never be asked for again.
+        self._items.discard_where(lambda k: k[0] == book.id and k != key)
+        return matcher
+
+    def _count_build(self) -> None:
         with self._lock:
             self.builds += 1
-            # An older version of the same book will never be asked for again.
-            for stale in [k for k in self._items if k[0] == book.id and k != key]:
-                del self._items[stale]
-            self._items[key] = matcher
-            self._items.move_to_end(key)
-            while len(self._items) > self._max_books:
-                self._items.popitem(last=False)
-        return matcher

@@ -102,6 +102,7 @@ class EntryRecord:
     index_error: str | None
     created_at: datetime
     updated_at: datetime
+    index_status_at: datetime | None = None  # when index_status last changed
 
     def to_draft(self) -> EntryDraft:
         values: dict[str, Any] = {}

@@ -23,6 +23,7 @@ from functools import partial
 from worldbook.core.gist import index_line
 from worldbook.core.matching import MatcherCache, match_form
 from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
+from worldbook.core.tokens import Tokenizer
 from worldbook.core.truncation import Cut, cut_to_tokens
 from worldbook.core.types import (
     Decision,
@@ -38,7 +39,6 @@ from worldbook.core.types import (
     Turn,
     Via,
 )
-from worldbook.ports import Tokenizer
 
 
 def canon_budget(input_window: int, rules: SelectionRules) -> int:
@@ -278,6 +278,10 @@ def _large_books(
         entry = cand.entry
         cap = rules.full_entry_tokens_max
         cut = _cut(cand.book, entry, cap, tokenizer, draft.tokenizer_id, cache)
+        if cut.tokens > remaining and _named(cand) and remaining >= rules.named_cut_min_tokens:
+            # DESIGN §2 rule 5, last point: an entry named explicitly is cut to what is left
+            # rather than pushed to the index by entries ranked below it.
+            cut = _cut(cand.book, entry, remaining, tokenizer, draft.tokenizer_id, cache)
         if cut.tokens > remaining:
             not_full.append((rank, cand, f"{cut.tokens} tokens in full, {remaining} left"))
             continue
@@ -321,6 +325,11 @@ def _large_books(
             # Book-level summaries get their own key so they never replace a duplicate-book record.
             draft.trace[(rec.book_id, rec.entry_id or "#summary")] = rec
     return budget - remaining
+
+
+def _named(cand: Candidate) -> bool:
+    """Whether the candidate was named explicitly (a literal title/alias hit)."""
+    return cand.via is Via.LITERAL
 
 
 def _cut(

@@ -1,14 +1,20 @@
-"""The JSON shape of a selection, shared by ``worldbook select --json`` and the HTTP API
-(issue 3 item 5). Keys listed there are always present; the extra ones are additive."""
+"""The JSON shape of a selection, shared by ``worldbook select --json`` and the HTTP API.
+
+Built as plain dicts (fast: a 2,000-entry book's trace is serialised every turn); the typed
+model that documents it is ``worldbook.service.contract.SelectionOut``, and a test validates
+this output against it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, Literal
 
 from worldbook.core.rendering import RenderedPrompt
-from worldbook.core.types import EntryRef, Selection
+from worldbook.core.types import Decision, EntryRef, Selection, TraceRecord
 
 JSONDict = dict[str, Any]
+TraceLevel = Literal["full", "summary"]
 
 
 def entry_json(ref: EntryRef) -> JSONDict:
@@ -22,12 +28,40 @@ def entry_json(ref: EntryRef) -> JSONDict:
     }
 
 
-def selection_to_json(selection: Selection, rendered: RenderedPrompt) -> JSONDict:
-    """The selection and its rendering as one JSON-ready dict (OpenAI message conventions).
+def _trace_json(record: TraceRecord) -> JSONDict:
+    return {
+        "entry_id": record.entry_id,
+        "book_id": record.book_id,
+        "title": record.title,
+        "decision": record.decision.value,
+        "reason": record.reason,
+    }
+
+
+def summarise_trace(trace: tuple[TraceRecord, ...]) -> list[TraceRecord]:
+    """``trace=summary``: every record of what went in (canon, in full, index) and the
+    book-level records, plus one count per book of the entries left out."""
+    kept = [r for r in trace if r.decision is not Decision.LEFT_OUT or not r.entry_id]
+    left: Counter[str] = Counter(
+        r.book_id for r in trace if r.decision is Decision.LEFT_OUT and r.entry_id
+    )
+    titles = {r.book_id: r.title for r in trace if not r.entry_id}
+    for book_id, count in left.items():
+        reason = f"{count} entries left out (ask trace=full for each one's reason)"
+        title = titles.get(book_id, "")
+        kept.append(TraceRecord("", book_id, title, Decision.LEFT_OUT, reason))
+    return kept
+
+
+def selection_to_json(
+    selection: Selection, rendered: RenderedPrompt, *, trace: TraceLevel = "full"
+) -> JSONDict:
+    """The selection and its rendering as one JSON-ready dict.
 
     ``tokens`` in ``E`` is the entry's full lore; ``cost`` is what the budget was charged
     (the cut text for a truncated entry, the line for an index line).
     """
+    records = selection.trace if trace == "full" else summarise_trace(selection.trace)
     return {
         "canon": {
             "budget": selection.canon_budget,
@@ -39,7 +73,14 @@ def selection_to_json(selection: Selection, rendered: RenderedPrompt) -> JSONDic
         "per_turn_budget": selection.per_turn_budget,
         "per_turn_tokens": selection.per_turn_tokens,
         "injected": [
-            {**entry_json(e.ref), "via": e.via.value, "truncated": e.truncated, "cost": e.tokens}
+            {
+                **entry_json(e.ref),
+                "via": e.via.value,
+                "truncated": e.truncated,
+                "cost": e.tokens,
+                "role": e.role,
+                "text": e.text,
+            }
             for e in selection.injected
         ],
         "index": [
@@ -51,14 +92,6 @@ def selection_to_json(selection: Selection, rendered: RenderedPrompt) -> JSONDic
         "messages": rendered.openai_messages(),
         "tools": rendered.openai_tools(),
         "anthropic": rendered.anthropic(),
-        "trace": [
-            {
-                "entry_id": t.entry_id,
-                "book_id": t.book_id,
-                "title": t.title,
-                "decision": t.decision.value,
-                "reason": t.reason,
-            }
-            for t in selection.trace
-        ],
+        "trace": [_trace_json(r) for r in records],
+        "trace_level": trace,
     }

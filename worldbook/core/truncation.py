@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from worldbook.ports import Tokenizer
+from worldbook.core.tokens import Tokenizer
 
 # A sentence ends at . ! ? … , the CJK full stops and marks, the Devanagari danda, the Arabic
 # question mark, the Ethiopic, Myanmar and Khmer full stops, optionally followed by closing

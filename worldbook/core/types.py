@@ -48,6 +48,7 @@ class SelectionRules:
     mostly_indexed_share: float = 0.8
     canon_heavy_share: float = 0.5
     index_gist_tokens_max: int = 40
+    named_cut_min_tokens: int = 150  # a named entry is cut to what is left if at least this
 
 
 class IndexStatus(StrEnum):
@@ -171,6 +172,7 @@ class InjectedEntry:
     via: Via
     truncated: bool = False
     tokens: int = 0  # tokens of ``text`` (what the budget was charged); ref.tokens is the full lore
+    role: Role = "system"  # the message role it renders with (classic entries may differ)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ people's private books cannot be probed.
 
 from __future__ import annotations
 
-from worldbook.adapters.store import BookRecord
+from worldbook.core.records import BookRecord
 from worldbook.core.types import Visibility
 from worldbook.errors import BookNotFound, PermissionDenied
 
@@ -25,7 +25,7 @@ def can_view(book: BookRecord, user_id: str) -> bool:
 def require_view(book: BookRecord, user_id: str) -> BookRecord:
     """The book, if ``user_id`` may see it; otherwise :class:`BookNotFound`."""
     if not can_view(book, user_id):
-        raise BookNotFound(f"No book with id {book.id!r}.")
+        raise BookNotFound.for_id(book.id)
     return book
 
 

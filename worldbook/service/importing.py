@@ -19,7 +19,7 @@ from worldbook.core.limits import LIMITS
 from worldbook.core.types import BookMode
 from worldbook.errors import WorldbookError
 from worldbook.service.access import require_view
-from worldbook.service.components import Components
+from worldbook.service.services import Services
 
 ExportFormat = Literal["sillytavern", "ccv3"]
 
@@ -45,7 +45,7 @@ class ImportResult:
 
 
 def import_book(
-    parts: Components,
+    services: Services,
     *,
     owner_id: str,
     data: bytes,
@@ -62,22 +62,22 @@ def import_book(
         on_batch: ``on_batch(done, total)`` after each batch (progress bars).
     """
     parsed = parse_book(
-        data, mode=mode, filename=filename, max_bytes=parts.settings.max_upload_bytes
+        data, mode=mode, filename=filename, max_bytes=services.settings.max_upload_bytes
     )
     total = len(parsed.entries)
     if single_batch:
         limits.check_batch(total, field="entries")
     limits.check_entries_per_book(0, total)
-    parts.store.ensure_user(owner_id)
+    services.store.ensure_user(owner_id)
     source_sha = hashlib.sha256(data).hexdigest()
-    job = None if single_batch else parts.store.find_import_job(owner_id, source_sha)
+    job = None if single_batch else services.store.find_import_job(owner_id, source_sha)
     resumed = job is not None
     if job is None:
-        book = parts.store.create_book(owner_id, parsed.book)
+        book = services.store.create_book(owner_id, parsed.book)
         try:
-            job = parts.store.create_import_job(book.id, owner_id, source_sha, total)
+            job = services.store.create_import_job(book.id, owner_id, source_sha, total)
         except WorldbookError:
-            parts.store.purge_book(book.id)
+            services.store.purge_book(book.id)
             raise
     book_id = job.book_id
     done = job.done_entries
@@ -85,18 +85,18 @@ def import_book(
     try:
         while done < total:
             batch = parsed.entries[done : done + size]
-            added = parts.store.add_entries(book_id, batch, import_job_id=job.id)
-            parts.enqueue([e.id for e in added])
+            added = services.store.add_entries(book_id, batch, import_job_id=job.id)
+            services.enqueue([e.id for e in added])
             done += len(batch)
             if on_batch is not None:
                 on_batch(done, total)
     except WorldbookError:
         if done == 0 and not resumed:
             # Nothing of this import landed: leave no empty book behind.
-            parts.store.purge_book(book_id)
+            services.store.purge_book(book_id)
         raise
-    parts.store.finish_import_job(job.id)
-    book = parts.store.get_book(book_id)
+    services.store.finish_import_job(job.id)
+    book = services.store.get_book(book_id)
     return ImportResult(
         book_id=book_id,
         title=book.title,
@@ -107,8 +107,8 @@ def import_book(
     )
 
 
-def export(parts: Components, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:
+def export(services: Services, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:
     """A book the user can see, as SillyTavern World Info JSON or a CCv3 ``lorebook_v3``."""
-    book = require_view(parts.store.get_book(book_id, include_trashed=True), user_id)
-    entries = [r.to_draft() for r in parts.store.list_entries(book.id)]
+    book = require_view(services.store.get_book(book_id, include_trashed=True), user_id)
+    entries = [r.to_draft() for r in services.store.list_entries(book.id)]
     return export_book(book.to_draft(), entries, fmt)

@@ -14,14 +14,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from worldbook.core.embed_text import MIN_PASSAGE_UNITS, chunk_entry_text
+from worldbook.core.records import now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput, QueueUnavailable, ServiceUnavailable
 from worldbook.ports import Embedder, IndexQueue, Vectors
+
+if TYPE_CHECKING:
+    from worldbook.service.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +69,8 @@ class IndexingStore(Protocol):
     ) -> dict[str, tuple[IndexStatus, str | None]]: ...
 
     def book_index_share(self, book_id: str, model_id: str) -> float: ...
+
+    def requeue_stuck(self, before: datetime) -> list[str]: ...
 
 
 @dataclass(slots=True)
@@ -261,17 +268,26 @@ def request_indexing(
 
 
 def sweep(
-    store: IndexingStore, queue: IndexQueue, model_id: str, *, book_id: str | None = None
+    store: IndexingStore,
+    queue: IndexQueue,
+    model_id: str,
+    *,
+    book_id: str | None = None,
+    stuck_after_s: float | None = None,
 ) -> int:
     """Re-queue every enabled entry without a current vector of ``model_id``.
 
     This is what makes a lost message, a crashed worker or a broker outage lose nothing; it
-    runs periodically (Celery beat) and as ``worldbook index --sweep``. Returns how many
-    entries were queued.
+    runs at start and periodically in every deployment (the API's sweeper thread, and the
+    ``worldbook worker``'s) and as ``worldbook index --sweep``. With ``stuck_after_s``,
+    entries ``indexing`` for longer than that (their worker died) go back to ``queued`` first.
+    Returns how many entries were queued.
 
     Raises:
         QueueUnavailable: the broker is still down (nothing was lost; run it again later).
     """
+    if stuck_after_s is not None:
+        store.requeue_stuck(now() - timedelta(seconds=stuck_after_s))
     ids = [row.entry_id for row in store.entries_to_index(model_id, book_id=book_id)]
     if not ids:
         return 0
@@ -305,3 +321,23 @@ def rebuild(
     if queue is not None:
         return sweep(store, queue, model_id, book_id=book_id)
     return len(store.entries_to_index(model_id, book_id=book_id))
+
+
+def index_now(
+    services: Services,
+    entry_ids: Sequence[str] | None = None,
+    *,
+    book_id: str | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> IndexReport:
+    """Embed in this process, now, with the process's ports (the in-process queue's work and
+    ``worldbook index --wait`` without a broker)."""
+    return index_entries(
+        entry_ids,
+        store=services.store,
+        embedder=services.embedder,
+        batch_size=services.settings.index_batch_size,
+        book_id=book_id,
+        on_indexed=services.invalidate_books,
+        on_progress=on_progress,
+    )

@@ -6,7 +6,7 @@ HTTP-free, so the API and the CLI share one implementation of every rule (issue 
 - an entry is reached through its book, so an entry id of someone else's private book is
   reported as not found, exactly like an id that does not exist (no IDOR);
 - every write that changes an entry's embedded text (title, aliases, lore) or brings an entry
-  back into use hands it to the indexer (``parts.enqueue``) after the transaction committed.
+  back into use hands it to the indexer (``services.enqueue``) after the transaction committed.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from worldbook.adapters.store import AttachmentRecord, BookRecord, EntryRecord, Target, TargetKind
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.ordering import Target
+from worldbook.core.records import AttachmentRecord, BookRecord, EntryRecord, TargetKind
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import LoreBook, Visibility
 from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound
 from worldbook.service.access import can_view, require_owner, require_use, require_view
-from worldbook.service.components import Components
+from worldbook.service.services import Services
 
 BulkAction = Literal["enable", "disable", "delete", "move"]
 MoveTo = Literal["first", "last", "before", "after"]
@@ -46,40 +47,40 @@ def target(to: MoveTo, anchor: str | None) -> Target:
 
 
 def owned_book(
-    parts: Components, user_id: str, book_id: str, *, trashed: bool = False
+    services: Services, user_id: str, book_id: str, *, trashed: bool = False
 ) -> BookRecord:
     return require_owner(
-        parts.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
+        services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
     )
 
 
-def visible_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
-    return require_view(parts.store.get_book(book_id, include_trashed=True), user_id)
+def visible_book(services: Services, user_id: str, book_id: str) -> BookRecord:
+    return require_view(services.store.get_book(book_id, include_trashed=True), user_id)
 
 
-def create_book(parts: Components, user_id: str, draft: BookDraft) -> BookRecord:
-    return parts.store.create_book(user_id, draft)
+def create_book(services: Services, user_id: str, draft: BookDraft) -> BookRecord:
+    return services.store.create_book(user_id, draft)
 
 
 def update_book(
-    parts: Components, user_id: str, book_id: str, changes: Mapping[str, Any]
+    services: Services, user_id: str, book_id: str, changes: Mapping[str, Any]
 ) -> BookRecord:
-    owned_book(parts, user_id, book_id)
-    return parts.store.update_book(book_id, **changes)
+    owned_book(services, user_id, book_id)
+    return services.store.update_book(book_id, **changes)
 
 
-def trash_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
-    owned_book(parts, user_id, book_id)
-    return parts.store.trash_book(book_id)
+def trash_book(services: Services, user_id: str, book_id: str) -> BookRecord:
+    owned_book(services, user_id, book_id)
+    return services.store.trash_book(book_id)
 
 
-def restore_book(parts: Components, user_id: str, book_id: str) -> BookRecord:
-    owned_book(parts, user_id, book_id, trashed=True)
-    return parts.store.restore_book(book_id)
+def restore_book(services: Services, user_id: str, book_id: str) -> BookRecord:
+    owned_book(services, user_id, book_id, trashed=True)
+    return services.store.restore_book(book_id)
 
 
 def list_my_books(
-    parts: Components,
+    services: Services,
     user_id: str,
     *,
     trashed: bool = False,
@@ -89,7 +90,7 @@ def list_my_books(
     limit: int = 50,
     offset: int = 0,
 ) -> list[BookRecord]:
-    return parts.store.list_books(
+    return services.store.list_books(
         owner_id=user_id,
         trashed=trashed,
         visibility=visibility,
@@ -101,7 +102,7 @@ def list_my_books(
 
 
 def browse_library(
-    parts: Components,
+    services: Services,
     *,
     query: str | None = None,
     tag: str | None = None,
@@ -109,7 +110,7 @@ def browse_library(
     offset: int = 0,
 ) -> list[BookRecord]:
     """Public books only, by title substring and/or tag (issue 6 item 4)."""
-    return parts.store.list_books(
+    return services.store.list_books(
         visibility=Visibility.PUBLIC,
         query=_search_text(query, "q"),
         tag=_search_text(tag, "tag"),
@@ -125,12 +126,12 @@ def _search_text(value: str | None, field: str) -> str | None:
     return value.strip() or None
 
 
-def copy_to_library(parts: Components, user_id: str, book_id: str) -> BookRecord:
+def copy_to_library(services: Services, user_id: str, book_id: str) -> BookRecord:
     """An editable private copy owned by the caller, of any live book they can see."""
-    require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
-    copy = parts.store.copy_book(book_id, user_id)
+    require_use(services.store.get_book(book_id, include_trashed=True), user_id)
+    copy = services.store.copy_book(book_id, user_id)
     # Vectors are copied with the entries; the indexer skips those already current.
-    parts.enqueue([e.id for e in parts.store.list_entries(copy.id, enabled=True)])
+    services.enqueue([e.id for e in services.store.list_entries(copy.id, enabled=True)])
     return copy
 
 
@@ -138,45 +139,45 @@ def copy_to_library(parts: Components, user_id: str, book_id: str) -> BookRecord
 
 
 def entry_and_book(
-    parts: Components, user_id: str, entry_id: str
+    services: Services, user_id: str, entry_id: str
 ) -> tuple[EntryRecord, BookRecord]:
     """The entry and its book, if the caller may see the book; otherwise EntryNotFound."""
-    entry = parts.store.get_entry(entry_id)
-    book = parts.store.get_book(entry.book_id, include_trashed=True)
+    entry = services.store.get_entry(entry_id)
+    book = services.store.get_book(entry.book_id, include_trashed=True)
     if not can_view(book, user_id):
-        raise EntryNotFound(f"entry {entry_id!r} does not exist.", field="entry_id")
+        raise EntryNotFound.for_id(entry_id)
     return entry, book
 
 
 def add_entries(
-    parts: Components,
+    services: Services,
     user_id: str,
     book_id: str,
     drafts: Sequence[EntryDraft],
     *,
     position: Target = "last",
 ) -> list[EntryRecord]:
-    owned_book(parts, user_id, book_id)
-    added = parts.store.add_entries(book_id, drafts, position=position)
-    parts.enqueue([e.id for e in added if e.enabled])
+    owned_book(services, user_id, book_id)
+    added = services.store.add_entries(book_id, drafts, position=position)
+    services.enqueue([e.id for e in added if e.enabled])
     return added
 
 
 def update_entry(
-    parts: Components, user_id: str, entry_id: str, changes: Mapping[str, Any]
+    services: Services, user_id: str, entry_id: str, changes: Mapping[str, Any]
 ) -> EntryRecord:
-    before, book = entry_and_book(parts, user_id, entry_id)
+    before, book = entry_and_book(services, user_id, entry_id)
     require_owner(book, user_id)
-    after = parts.store.update_entry(entry_id, **changes)
+    after = services.store.update_entry(entry_id, **changes)
     if after.enabled and (after.content_hash != before.content_hash or not before.enabled):
-        parts.enqueue([entry_id])
+        services.enqueue([entry_id])
     return after
 
 
-def delete_entry(parts: Components, user_id: str, entry_id: str) -> None:
-    entry, book = entry_and_book(parts, user_id, entry_id)
+def delete_entry(services: Services, user_id: str, entry_id: str) -> None:
+    entry, book = entry_and_book(services, user_id, entry_id)
     require_owner(book, user_id)
-    parts.store.delete_entries(book.id, [entry.id])
+    services.store.delete_entries(book.id, [entry.id])
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +195,7 @@ class EntryPage:
 
 
 def list_entries(
-    parts: Components,
+    services: Services,
     user_id: str,
     book_id: str,
     *,
@@ -207,10 +208,10 @@ def list_entries(
     tokenizer: str | None = None,
 ) -> EntryPage:
     """Filters: ``canon`` (false = when relevant), ``disabled``, ``never_used``; None = all."""
-    book = visible_book(parts, user_id, book_id)
+    book = visible_book(services, user_id, book_id)
     if never_used is not None or sort == "most_used":
-        parts.usage.flush()  # read this process's own recent turns
-    entries = parts.store.list_entries(
+        services.usage.flush()  # read this process's own recent turns
+    entries = services.store.list_entries(
         book.id,
         canon=canon,
         enabled=None if disabled is None else not disabled,
@@ -219,13 +220,15 @@ def list_entries(
         limit=limit,
         offset=offset,
     )
-    counter = parts.token_counter(tokenizer)
-    lore = _lore_book(parts, book, tokenizer)
+    counter = services.token_counter(tokenizer)
+    lore = _lore_book(services, book, tokenizer)
     tokens = {e.id: e.tokens for e in lore.entries}
     canon_tokens = sum(e.tokens for e in lore.entries if e.canon and e.enabled)
-    rules = parts.rules
-    budget = canon_budget(parts.settings.default_input_window, rules)
-    usage = parts.store.entry_usage(book.id) if entries else {}
+    rules = services.rules
+    budget = canon_budget(services.settings.default_input_window, rules)
+    # Usage describes every reader's turns: only the owner sees it (as GET …/usage).
+    owner = book.owner_id == user_id
+    usage = services.store.entry_usage(book.id) if entries and owner else {}
     return EntryPage(
         book=book,
         entries=entries,
@@ -238,19 +241,19 @@ def list_entries(
     )
 
 
-def _lore_book(parts: Components, book: BookRecord, tokenizer: str | None) -> LoreBook:
+def _lore_book(services: Services, book: BookRecord, tokenizer: str | None) -> LoreBook:
     """The cached core view of the book (token counts by content hash, shared with turns)."""
-    parts.sync_vector_index(book)
-    return parts.lore_books.get(
+    services.sync_vector_index(book)
+    return services.lore_books.get(
         book,
-        counter=parts.token_counter(tokenizer),
-        model_id=parts.model_id,
-        indexed_ids=parts.indexed_ids,
+        counter=services.token_counter(tokenizer),
+        model_id=services.model_id,
+        indexed_ids=services.indexed_ids,
     )
 
 
 def move_entries(
-    parts: Components,
+    services: Services,
     user_id: str,
     book_id: str,
     ids: Sequence[str],
@@ -260,13 +263,13 @@ def move_entries(
 ) -> int:
     """Move entries (keeping their relative order); returns how many were moved."""
     limits.check_bulk(len(ids))
-    owned_book(parts, user_id, book_id)
-    parts.store.move_entries(book_id, ids, to=target(to, anchor))
+    owned_book(services, user_id, book_id)
+    services.store.move_entries(book_id, ids, to=target(to, anchor))
     return len(set(ids))
 
 
 def bulk(
-    parts: Components,
+    services: Services,
     user_id: str,
     book_id: str,
     action: BulkAction,
@@ -281,19 +284,19 @@ def bulk(
     book refuses the whole batch with 404 (the store checks it inside the transaction).
     """
     limits.check_bulk(len(ids))
-    owned_book(parts, user_id, book_id)
+    owned_book(services, user_id, book_id)
     if action == "move":
         if to is None:
             raise InvalidInput('A move needs "to" (first, last, before, after).', field="to")
-        parts.store.move_entries(book_id, ids, to=target(to, anchor))
+        services.store.move_entries(book_id, ids, to=target(to, anchor))
         return len(set(ids))
     if to is not None or anchor is not None:
         raise InvalidInput(f'"to"/"anchor" only apply to a move, not {action!r}.', field="to")
     if action == "delete":
-        return parts.store.delete_entries(book_id, ids)
-    changed = parts.store.set_enabled(book_id, ids, action == "enable")
+        return services.store.delete_entries(book_id, ids)
+    changed = services.store.set_enabled(book_id, ids, action == "enable")
     if action == "enable":
-        parts.enqueue(list(ids))  # the indexer skips entries whose vector is current
+        services.enqueue(list(ids))  # the indexer skips entries whose vector is current
     return changed
 
 
@@ -301,34 +304,40 @@ def bulk(
 
 
 def attach(
-    parts: Components, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+    services: Services, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
 ) -> AttachmentRecord:
     """Attach a book the caller may use (own, or another's unlisted/public) to a target.
 
-    Characters, stories and novels are the app's objects: worldbook does not know who owns
-    them, so the app decides who may change a target; worldbook checks the book side.
+    Characters, stories and novels are the app's objects and their ids are shared by all the
+    app's users, so an attachment belongs to the user who made it: it reaches that user's turns
+    (and turns that name them as the cast's owner), never anyone else's.
     """
-    require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
-    return parts.store.attach(book_id, target_kind, target_id, user_id)
+    require_use(services.store.get_book(book_id, include_trashed=True), user_id)
+    return services.store.attach(book_id, target_kind, target_id, user_id)
 
 
 def detach(
-    parts: Components, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+    services: Services, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
 ) -> None:
-    """Remove an attachment of a book the caller can see (also a trashed book of theirs)."""
-    visible_book(parts, user_id, book_id)
-    if not parts.store.detach(book_id, target_kind, target_id):
-        raise NotFound(f"book {book_id!r} is not attached to {target_kind} {target_id!r}.")
+    """Remove the caller's own attachment of a book (attachments are scoped by who made them,
+    so nobody can detach a book from someone else's character)."""
+    visible_book(services, user_id, book_id)
+    if not services.store.detach(book_id, target_kind, target_id, user_id):
+        raise NotFound(
+            f"book {book_id!r} is not attached to your {target_kind} {target_id!r}.",
+            field="book_id",
+        )
 
 
 def attached_books(
-    parts: Components, user_id: str, target_kind: TargetKind, target_id: str
+    services: Services, user_id: str, target_kind: TargetKind, target_id: str
 ) -> list[BookRecord]:
-    """The target's books the caller can see, in attachment order (others are left out)."""
+    """The books the caller attached to the target, in attachment order (books they can no
+    longer see are left out)."""
     books = []
-    for book_id in parts.store.attachments_for(target_kind, target_id):
+    for book_id in services.store.attachments_for(target_kind, target_id, user_id):
         try:
-            books.append(visible_book(parts, user_id, book_id))
+            books.append(visible_book(services, user_id, book_id))
         except BookNotFound:
             continue
     return books

@@ -9,11 +9,11 @@ was made by another API process or a Celery worker.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from worldbook.adapters.store import BookRecord, SqlStore
+from worldbook.core.lru import LRU
+from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.core.types import LoreBook, LoreEntry
 from worldbook.service.token_counts import TokenCounter
 
@@ -23,14 +23,18 @@ IndexedIds = Callable[[str], frozenset[str]]
 _Key = tuple[str, int, int, str, str]
 
 
+class EntryLister(Protocol):
+    """The one store call a book build needs."""
+
+    def list_entries(self, book_id: str) -> Sequence[EntryRecord]: ...
+
+
 class LoreBookCache:
     """Bounded LRU of built :class:`LoreBook` values (thread-safe)."""
 
-    def __init__(self, store: SqlStore, *, max_books: int = 256) -> None:
+    def __init__(self, store: EntryLister, *, max_books: int = 256) -> None:
         self._store = store
-        self._max_books = max_books
-        self._cache: OrderedDict[_Key, LoreBook] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: LRU[_Key, LoreBook] = LRU(max_books)
 
     def get(
         self,
@@ -41,20 +45,14 @@ class LoreBookCache:
         indexed_ids: IndexedIds,
     ) -> LoreBook:
         key = (book.id, book.version, book.index_version, counter.tokenizer_id, model_id)
-        with self._lock:
-            found = self._cache.get(key)
-            if found is not None:
-                self._cache.move_to_end(key)
-                return found
+        found = self._cache.get(key)
+        if found is not None:
+            return found
         built = self._build(book, counter, indexed_ids)
-        with self._lock:
-            self._cache[key] = built
-            self._cache.move_to_end(key)
-            # Older versions of the same book can never be asked for again.
-            for stale in [k for k in self._cache if k[0] == book.id and k != key]:
-                del self._cache[stale]
-            while len(self._cache) > self._max_books:
-                self._cache.popitem(last=False)
+        self._cache.put(key, built)
+        # Older versions of the same book can never be asked for again (other tokenizers of
+        # this version can).
+        self._cache.discard_where(lambda k: k[0] == book.id and k[1:3] != key[1:3])
         return built
 
     def _build(self, book: BookRecord, counter: TokenCounter, indexed_ids: IndexedIds) -> LoreBook:

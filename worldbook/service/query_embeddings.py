@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from worldbook.core.embed_text import head_units
+from worldbook.core.lru import LRU
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
 
@@ -42,15 +43,19 @@ class QueryEmbeddings:
         max_cached: how many message vectors stay cached (LRU). 4,096 × 384 float32 ≈ 6 MB.
     """
 
-    def __init__(self, embedder: Embedder, *, max_cached: int = 4096) -> None:
+    def __init__(
+        self, embedder: Embedder, *, max_cached: int = 4096, max_query_chars: int | None = None
+    ) -> None:
         if max_cached < 0:
             raise InvalidInput(
                 f"max_cached must be 0 or more; got {max_cached}.", field="max_cached"
             )
         self._embedder = embedder
-        self._max_cached = max_cached
-        self._cache: OrderedDict[str, Vectors] = OrderedDict()
-        self._lock = threading.Lock()
+        # A message longer than the model reads is embedded by its head, not windowed: a
+        # 10 MB message once cost 225 s of windows (issue 15). Units weigh wide characters.
+        self._max_units = min(embedder.max_passage_chars, max_query_chars or 10**9)
+        self._cache: LRU[str, Vectors] | None = LRU(max_cached) if max_cached else None
+        self._lock = threading.Lock()  # guards the hit/miss counters
         self._hits = 0
         self._misses = 0
 
@@ -62,27 +67,26 @@ class QueryEmbeddings:
         """One query vector per text, in order; only texts not cached reach the model, once
         each, in one batch."""
         model_id = self._embedder.model_id
+        texts = [head_units(t, self._max_units) for t in texts]
         keys = [content_key(model_id, t) for t in texts]
         found: dict[str, Vectors] = {}
         missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            vector = self._cache.get(key) if self._cache is not None else None
+            if vector is not None:
+                found[key] = vector
+            elif key not in missing:
+                missing[key] = text
         with self._lock:
-            for key, text in zip(keys, texts, strict=True):
-                vector = self._cache.get(key)
-                if vector is not None:
-                    self._cache.move_to_end(key)
-                    found[key] = vector
-                    self._hits += 1
-                elif key not in missing:
-                    missing[key] = text
-                    self._misses += 1
+            self._hits += len(found)
+            self._misses += len(missing)
         if missing:
-            # Embedded outside the lock: another turn's cached messages need not wait.
+            # Embedded outside any lock: another turn's cached messages need not wait.
             vectors = self._embedder.embed_queries(list(missing.values()))
             fresh = dict(zip(missing, vectors, strict=True))
             found.update(fresh)
-            with self._lock:
-                for key, vector in fresh.items():
-                    self._store(key, vector)
+            for key, vector in fresh.items():
+                self._store(key, vector)
         if not keys:
             return np.zeros((0, self._embedder.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
@@ -99,19 +103,17 @@ class QueryEmbeddings:
         self.embed(texts)
 
     def stats(self) -> CacheStats:
+        size = len(self._cache) if self._cache is not None else 0
         with self._lock:
-            return CacheStats(hits=self._hits, misses=self._misses, size=len(self._cache))
+            return CacheStats(hits=self._hits, misses=self._misses, size=size)
 
     def clear(self) -> None:
-        with self._lock:
+        if self._cache is not None:
             self._cache.clear()
 
     def _store(self, key: str, vector: Vectors) -> None:
-        if self._max_cached == 0:
+        if self._cache is None:
             return
         vector = np.array(vector, dtype=np.float32)  # own copy: never a view of a batch
         vector.setflags(write=False)
-        self._cache[key] = vector
-        self._cache.move_to_end(key)
-        while len(self._cache) > self._max_cached:
-            self._cache.popitem(last=False)
+        self._cache.put(key, vector)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
+from worldbook.core.lru import LRU
+from worldbook.core.tokens import Tokenizer
 from worldbook.errors import InvalidInput, StorageUnavailable
-from worldbook.ports import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +63,7 @@ class TokenCounter:
             raise InvalidInput(f"memory_max must be >= 0; got {memory_max}.", field="memory_max")
         self._tokenizer = tokenizer
         self._store = store
-        self._memory: OrderedDict[str, int] = OrderedDict()
-        self._memory_max = memory_max
+        self._memory: LRU[str, int] | None = LRU(memory_max) if memory_max else None
         self._lock = threading.Lock()
         # Where answers came from, for tests and the benchmark.
         self.memory_hits = 0
@@ -104,24 +103,21 @@ class TokenCounter:
 
     def _from_memory(self, hashes: list[str]) -> dict[str, int]:
         found: dict[str, int] = {}
+        if self._memory is None:
+            return found
+        for h in hashes:
+            value = self._memory.get(h)
+            if value is not None:
+                found[h] = value
         with self._lock:
-            for h in hashes:
-                value = self._memory.get(h)
-                if value is not None:
-                    self._memory.move_to_end(h)
-                    found[h] = value
             self.memory_hits += sum(1 for h in hashes if h in found)
         return found
 
     def _remember(self, counts: dict[str, int]) -> None:
-        if self._memory_max == 0:
+        if self._memory is None:
             return
-        with self._lock:
-            for h, value in counts.items():
-                self._memory[h] = value
-                self._memory.move_to_end(h)
-            while len(self._memory) > self._memory_max:
-                self._memory.popitem(last=False)
+        for h, value in counts.items():
+            self._memory.put(h, value)
 
     def _from_store(self, hashes: list[str]) -> dict[str, int]:
         if self._store is None:

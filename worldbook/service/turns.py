@@ -1,9 +1,9 @@
 """The turn use cases: ``select_turn`` (counts usage), ``preview`` (same path, no usage) and
-``lookup_entry`` (the tool the model may call). DESIGN §2 rules 1–10, issue 3 item 4.
+``lookup_entry`` (the tool the model may call). DESIGN §2 rules 1–10.
 
 The pipeline of one turn:
 1. resolve the turn's books (explicit ids, or a cast: story/novel books first, then each
-   character's in cast order) and check the acting user may use each;
+   character's in cast order) and check the acting user may use each (``cast.py``);
 2. build the core's LoreBooks (cached by book/index version, token counts cached by hash);
 3. when a book will not travel whole, embed the last messages (each message once, cached) and
    ask the vector index for the nearest entries of those books;
@@ -17,24 +17,16 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from worldbook.adapters.store import BookRecord, TargetKind
 from worldbook.core import limits
 from worldbook.core.matching import normalize
+from worldbook.core.records import BookRecord
 from worldbook.core.rendering import RenderedPrompt, render
 from worldbook.core.selection import select, split_books
-from worldbook.core.selection_json import selection_to_json
-from worldbook.core.types import (
-    LoreBook,
-    Message,
-    ModelProfile,
-    Selection,
-    SemanticHit,
-    Turn,
-    Via,
-)
-from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable, WorldbookError
-from worldbook.service.access import require_use
-from worldbook.service.components import Components
+from worldbook.core.selection_json import TraceLevel, selection_to_json
+from worldbook.core.types import LoreBook, Message, ModelProfile, Selection, SemanticHit, Turn, Via
+from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
+from worldbook.service.cast import BookSource, resolve_books
+from worldbook.service.services import Services
 
 logger = logging.getLogger(__name__)
 
@@ -48,98 +40,49 @@ _USAGE_VIA = {
 
 
 @dataclass(frozen=True, slots=True)
-class CastMember:
-    """A character of the turn; ``name`` labels its lore in group chats."""
-
-    character_id: str
-    name: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BookSource:
-    """Where a turn's books come from: explicit ids, a cast, or both (explicit ids first)."""
-
-    book_ids: tuple[str, ...] = ()
-    story_id: str | None = None
-    novel_id: str | None = None
-    characters: tuple[CastMember, ...] = ()
-
-    def is_empty(self) -> bool:
-        return not (self.book_ids or self.story_id or self.novel_id or self.characters)
-
-
-@dataclass(frozen=True, slots=True)
 class TurnResult:
     selection: Selection
     rendered: RenderedPrompt
     notes: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict[str, object]:
-        body = selection_to_json(self.selection, self.rendered)
+    def to_json(self, trace: TraceLevel = "full") -> dict[str, object]:
+        """The selection JSON (``worldbook.service.contract.SelectionOut``)."""
+        body = selection_to_json(self.selection, self.rendered, trace=trace)
         if self.notes:
-            body["notes"] = [*body.get("notes", []), *self.notes]
+            body["notes"] = [*body["notes"], *self.notes]
         return body
 
 
-def resolve_books(
-    parts: Components, user_id: str, source: BookSource
-) -> tuple[list[tuple[BookRecord, str | None]], list[str]]:
-    """The turn's books in DESIGN §2 rule 2 order with the character each came from.
+@dataclass(frozen=True, slots=True)
+class TurnInput:
+    """One turn's own data: where its books come from, its messages and model, its chat."""
 
-    Explicit ids the user may not use raise (404); attached books the user may no longer use
-    (made private, trashed) are skipped with a note — the cast is the app's data, not an error.
-    """
-    if source.is_empty():
-        raise InvalidInput(
-            "A turn needs books: give book_ids, or a cast (story_id, novel_id, characters).",
-            field="books",
-        )
-    wanted: list[tuple[str, str | None, bool]] = [(b, None, True) for b in source.book_ids]
-    owners: tuple[tuple[TargetKind, str | None], ...] = (
-        ("story", source.story_id),
-        ("novel", source.novel_id),
-    )
-    for kind, target in owners:
-        if target:
-            wanted += [(b, None, False) for b in parts.store.attachments_for(kind, target)]
-    for member in source.characters:
-        label = member.name or member.character_id
-        ids = parts.store.attachments_for("character", member.character_id)
-        wanted += [(b, label, False) for b in ids]
-
-    books: list[tuple[BookRecord, str | None]] = []
-    notes: list[str] = []
-    for book_id, character, explicit in wanted:
-        try:
-            book = require_use(parts.store.get_book(book_id, include_trashed=True), user_id)
-        except WorldbookError:
-            if explicit:
-                raise
-            notes.append(f"Attached book {book_id} skipped: it is no longer available to you.")
-            continue
-        books.append((book, character))
-    return books, notes
+    source: BookSource
+    messages: tuple[Message, ...]
+    profile: ModelProfile
+    chat_id: str | None = None
+    user_name: str | None = None
 
 
 def _lore_books(
-    parts: Components, books: list[tuple[BookRecord, str | None]], profile: ModelProfile
+    services: Services, books: list[tuple[BookRecord, str | None]], profile: ModelProfile
 ) -> list[LoreBook]:
-    counter = parts.token_counter(profile.tokenizer_id)
+    counter = services.token_counter(profile.tokenizer_id)
     built: list[LoreBook] = []
     for book, character in books:
-        parts.sync_vector_index(book)
-        lore = parts.lore_books.get(
-            book, counter=counter, model_id=parts.model_id, indexed_ids=parts.indexed_ids
+        services.sync_vector_index(book)
+        lore = services.lore_books.get(
+            book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
         )
         built.append(replace(lore, character=character) if character else lore)
     return built
 
 
 def _semantic_hits(
-    parts: Components, books: list[LoreBook], messages: Sequence[Message], profile: ModelProfile
+    services: Services, books: list[LoreBook], messages: Sequence[Message], profile: ModelProfile
 ) -> tuple[tuple[SemanticHit, ...], list[str]]:
     """Nearest entries of the books that will not travel whole (DESIGN §2 rule 5)."""
-    rules = parts.rules
+    rules = services.rules
     _, large = split_books(books, profile, rules)
     searchable = [b.id for b in large if any(e.indexed and e.enabled for e in b.entries)]
     texts = [m.content for m in messages if m.role != "system" and m.content.strip()]
@@ -147,8 +90,8 @@ def _semantic_hits(
         return (), []
     k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
     try:
-        queries = parts.query_embeddings.embed_conversation(texts, last=rules.semantic_messages)
-        hits = parts.vector_index.search(searchable, queries, k)
+        queries = services.query_embeddings.embed_conversation(texts, last=rules.semantic_messages)
+        hits = services.vector_index.search(searchable, queries, k)
     except ServiceUnavailable as exc:
         # Meaning-based ranking is an improvement, not a precondition: literal + list order
         # still answer the turn (DESIGN §2 rule 6).
@@ -158,96 +101,104 @@ def _semantic_hits(
 
 
 def run_turn(
-    parts: Components,
-    *,
-    user_id: str,
-    source: BookSource,
-    messages: Sequence[Message],
-    profile: ModelProfile,
-    record_usage: bool,
+    services: Services, *, user_id: str, turn: TurnInput, record_usage: bool
 ) -> TurnResult:
     """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
-    records, notes = resolve_books(parts, user_id, source)
-    books = _lore_books(parts, records, profile)
-    hits, more_notes = _semantic_hits(parts, books, messages, profile)
-    turn = Turn(books=tuple(books), messages=tuple(messages), profile=profile, semantic_hits=hits)
-    tokenizer = parts.token_counter(profile.tokenizer_id).tokenizer
-    selection = select(turn, parts.rules, tokenizer, matcher_cache=parts.matcher_cache)
-    rendered = render(selection, profile)
+    records, notes = resolve_books(services, user_id, turn.source)
+    books = _lore_books(services, records, turn.profile)
+    hits, more_notes = _semantic_hits(services, books, turn.messages, turn.profile)
+    core_turn = Turn(
+        books=tuple(books), messages=turn.messages, profile=turn.profile, semantic_hits=hits
+    )
+    tokenizer = services.token_counter(turn.profile.tokenizer_id).tokenizer
+    selection = select(core_turn, services.rules, tokenizer, matcher_cache=services.matcher_cache)
+    rendered = render(selection, turn.profile)
     if record_usage:
-        _record_usage(parts, selection)
+        _record_usage(services, selection)
     return TurnResult(selection=selection, rendered=rendered, notes=tuple(notes + more_notes))
 
 
-def _record_usage(parts: Components, selection: Selection) -> None:
+def _record_usage(services: Services, selection: Selection) -> None:
     uses = [(e.ref.entry_id, "canon") for e in selection.canon]
-    uses += [(e.ref.entry_id, _USAGE_VIA[e.via]) for e in selection.injected]
+    uses += [(e.ref.entry_id, _USAGE_VIA.get(e.via, "full")) for e in selection.injected]
     uses += [(line.ref.entry_id, "index") for line in selection.index]
     book_ids = list(dict.fromkeys(r.book_id for r in selection.trace))
     try:
-        parts.usage.record(book_ids, uses)  # written in the background (usage_recorder.py)
+        services.usage.record(book_ids, uses)  # written in the background (usage_recorder.py)
     except ServiceUnavailable as exc:
         # Analytics never fail a turn that was answered.
         logger.warning("usage not recorded: %s", exc)
 
 
 def select_turn(
-    parts: Components,
+    services: Services,
     *,
     user_id: str,
     source: BookSource,
     messages: Sequence[Message],
     profile: ModelProfile,
+    chat_id: str | None = None,
+    user_name: str | None = None,
 ) -> TurnResult:
     """Decide the lore of one real turn and count its usage."""
-    _check_messages(messages)
-    return run_turn(
-        parts, user_id=user_id, source=source, messages=messages, profile=profile, record_usage=True
-    )
+    check_messages(messages)
+    turn = TurnInput(source, tuple(messages), profile, chat_id=chat_id, user_name=user_name)
+    return run_turn(services, user_id=user_id, turn=turn, record_usage=True)
 
 
 def preview(
-    parts: Components,
+    services: Services,
     *,
     user_id: str,
     source: BookSource,
-    message: str,
+    message: str | None = None,
     profile: ModelProfile,
+    messages: Sequence[Message] | None = None,
+    chat_id: str | None = None,
+    user_name: str | None = None,
 ) -> TurnResult:
-    """What a turn with this one user message would select; does not count as usage."""
-    limits.check_preview_message(message)
-    messages = [Message(role="user", content=message)]
-    return run_turn(
-        parts,
-        user_id=user_id,
-        source=source,
-        messages=messages,
-        profile=profile,
-        record_usage=False,
-    )
+    """What a turn with this user message (or this short chat, ≤ 2,000 characters in all)
+    would select; the same code path as a real turn, but it counts no usage and writes no
+    chat state (DESIGN §2 rule 8)."""
+    if (message is None) == (messages is None):
+        raise InvalidInput("Give exactly one of message or messages.", field="message")
+    if message is not None:
+        limits.check_preview_message(message)
+        chat: Sequence[Message] = [Message(role="user", content=message)]
+    else:
+        chat = messages or []
+        check_messages(chat)
+        limits.check_preview_message("\n".join(m.content for m in chat), field="messages")
+    turn = TurnInput(source, tuple(chat), profile, chat_id=chat_id, user_name=user_name)
+    return run_turn(services, user_id=user_id, turn=turn, record_usage=False)
 
 
-def _check_messages(messages: Sequence[Message]) -> None:
+def check_messages(messages: Sequence[Message]) -> None:
+    """A turn's messages: at least one, clean text, within the per-message and per-turn
+    character limits (an unbounded message once took 225 s to embed, issue 15)."""
     if not messages:
         raise InvalidInput("A turn needs at least one message.", field="messages")
+    total = 0
     for i, message in enumerate(messages):
-        limits.check_clean_text(message.content, field=f"messages[{i}].content")
+        limits.check_message(message.content, field=f"messages[{i}].content")
+        total += len(message.content)
+    limits.check_turn_text(total)
 
 
 def lookup_entry(
-    parts: Components, *, user_id: str, source: BookSource, title: str, profile: ModelProfile
+    services: Services, *, user_id: str, source: BookSource, title: str, profile: ModelProfile
 ) -> tuple[LoreBook, str, str]:
     """The full lore of the entry the model asked for by title (or alias), only from the turn's
     books, never a disabled one. Returns (book, entry id, lore)."""
     wanted = normalize(title).strip()
     if not wanted:
         raise InvalidInput("Give the title of the entry to look up.", field="title")
-    records, _ = resolve_books(parts, user_id, source)
-    for book in _lore_books(parts, records, profile):
+    records, _ = resolve_books(services, user_id, source)
+    for book in _lore_books(services, records, profile):
         for entry in book.entries:
             if not entry.enabled:
                 continue
             names = (entry.title, *entry.aliases)
             if any(normalize(n).strip() == wanted for n in names):
                 return book, entry.id, entry.lore
-    raise EntryNotFound(f"No enabled entry titled {title!r} in this turn's books.")
+    raise EntryNotFound(f"No enabled entry titled {title!r} in this turn's books.", field="title")

@@ -118,6 +118,10 @@ class LazyModelEmbedder:
     def threads(self) -> int:
         return self._threads
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._embed(texts, is_query=False)
 

@@ -1,9 +1,9 @@
 """The SQL store adapter: SQLModel tables, Alembic migrations and :class:`SqlStore`."""
 
-from worldbook.adapters.store.content import entry_content_hash
 from worldbook.adapters.store.migrate import upgrade_database
-from worldbook.adapters.store.ordering import GAP, Target
 from worldbook.adapters.store.store import SqlStore, open_store
+from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.ordering import GAP, Target
 from worldbook.core.records import (
     ApiKeyRecord,
     AttachmentRecord,

@@ -87,6 +87,7 @@ def entry_record(row: Mapping[Any, Any]) -> EntryRecord:
     values["index_status"] = IndexStatus(values["index_status"])
     values["created_at"] = utc(values["created_at"])
     values["updated_at"] = utc(values["updated_at"])
+    values["index_status_at"] = utc(values["index_status_at"])
     return EntryRecord(**values)
 
 
@@ -113,7 +114,7 @@ class StoreBase:
         query = sa.select(t.books).where(t.books.c.id == book_id).with_for_update()
         row = conn.execute(query).mappings().first()
         if row is None or (row["deleted_at"] is not None and not include_trashed):
-            raise BookNotFound(f"book {book_id!r} does not exist.", field="book_id")
+            raise BookNotFound.for_id(book_id)
         return book_record(row)
 
     def _touch_book(self, conn: sa.Connection, book_id: str, **values: Any) -> None:

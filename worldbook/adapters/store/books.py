@@ -19,9 +19,9 @@ from worldbook.adapters.store.base import (
     new_id,
 )
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.adapters.store.ordering import GAP
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft
+from worldbook.core.ordering import GAP
 from worldbook.core.records import (
     TARGET_KINDS,
     ApiKeyRecord,
@@ -176,7 +176,7 @@ class BooksMixin(StoreBase):
             row = conn.execute(sa.select(t.books).where(t.books.c.id == book_id)).mappings()
             found = row.first()
         if found is None or (found["deleted_at"] is not None and not include_trashed):
-            raise BookNotFound(f"book {book_id!r} does not exist.", field="book_id")
+            raise BookNotFound.for_id(book_id)
         return book_record(found)
 
     def update_book(self, book_id: str, **changes: Any) -> BookRecord:
@@ -331,16 +331,18 @@ class BooksMixin(StoreBase):
     def attach(
         self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
     ) -> AttachmentRecord:
-        """Attach a book to a character/story/novel, after the ones already attached.
-
-        Attaching the same book twice is a no-op that returns the existing attachment.
+        """Attach a book to ``attached_by``'s character/story/novel, after the ones that user
+        already attached there. Attaching the same book twice is a no-op that returns the
+        existing attachment.
         """
         _check_target(target_kind, target_id)
         check_user_id(attached_by, field="attached_by")
         with write_tx(self._engine) as conn:
             self._lock_book(conn, book_id)
-            where = (t.attachments.c.target_kind == target_kind) & (
-                t.attachments.c.target_id == target_id
+            where = (
+                (t.attachments.c.attached_by == attached_by)
+                & (t.attachments.c.target_kind == target_kind)
+                & (t.attachments.c.target_id == target_id)
             )
             existing = conn.execute(
                 sa.select(t.attachments).where(where, t.attachments.c.book_id == book_id)
@@ -367,12 +369,13 @@ class BooksMixin(StoreBase):
                 created_at=utc(found["created_at"]),  # type: ignore[arg-type]
             )
 
-    def detach(self, book_id: str, target_kind: TargetKind, target_id: str) -> bool:
-        """Remove an attachment; False when there was none."""
+    def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
+        """Remove ``owner_id``'s attachment; False when there was none."""
         _check_target(target_kind, target_id)
         with write_tx(self._engine) as conn:
             result = conn.execute(
                 sa.delete(t.attachments).where(
+                    t.attachments.c.attached_by == owner_id,
                     t.attachments.c.target_kind == target_kind,
                     t.attachments.c.target_id == target_id,
                     t.attachments.c.book_id == book_id,
@@ -381,14 +384,21 @@ class BooksMixin(StoreBase):
             return bool(result.rowcount)
 
     def attachments_for(
-        self, target_kind: TargetKind, target_id: str, *, include_trashed: bool = False
+        self,
+        target_kind: TargetKind,
+        target_id: str,
+        owner_id: str,
+        *,
+        include_trashed: bool = False,
     ) -> list[str]:
-        """Book ids attached to the target, in attachment order (trashed books left out)."""
+        """Book ids ``owner_id`` attached to the target, in attachment order (trashed books
+        left out). Attachments are scoped by who made them (docs/decisions.md)."""
         _check_target(target_kind, target_id)
         stmt = (
             sa.select(t.attachments.c.book_id)
             .join(t.books, t.books.c.id == t.attachments.c.book_id)
             .where(
+                t.attachments.c.attached_by == owner_id,
                 t.attachments.c.target_kind == target_kind,
                 t.attachments.c.target_id == target_id,
             )

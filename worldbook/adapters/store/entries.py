@@ -17,18 +17,18 @@ from worldbook.adapters.store.base import (
     new_id,
 )
 from worldbook.adapters.store.books import _zero_usage
-from worldbook.adapters.store.content import entry_content_hash
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.adapters.store.ordering import (
+from worldbook.adapters.store.usage import advance_job
+from worldbook.core import limits
+from worldbook.core.drafts import EntryDraft
+from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.ordering import (
     Target,
     parse_target,
     place,
     renumber,
     spread_between,
 )
-from worldbook.adapters.store.usage import advance_job
-from worldbook.core import limits
-from worldbook.core.drafts import EntryDraft
 from worldbook.core.records import EntryRecord, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
@@ -79,6 +79,7 @@ class EntriesMixin(StoreBase):
                     book_id=book_id,
                     position=0,  # set from ``positions`` below
                     index_status=IndexStatus.QUEUED.value,
+                    index_status_at=stamp,
                     index_error=None,
                     created_at=stamp,
                     updated_at=stamp,
@@ -99,7 +100,7 @@ class EntriesMixin(StoreBase):
         with read_tx(self._engine) as conn:
             found = self._entries_by_id(conn, [entry_id])
         if not found:
-            raise EntryNotFound(f"entry {entry_id!r} does not exist.", field="entry_id")
+            raise EntryNotFound.for_id(entry_id)
         return found[0]
 
     def get_entries(self, book_id: str, ids: Sequence[str]) -> list[EntryRecord]:
@@ -120,7 +121,7 @@ class EntriesMixin(StoreBase):
                 sa.select(t.entries.c.book_id).where(t.entries.c.id == entry_id)
             ).scalar()
             if book_id is None:
-                raise EntryNotFound(f"entry {entry_id!r} does not exist.", field="entry_id")
+                raise EntryNotFound.for_id(entry_id)
             book = self._lock_book(conn, book_id)
             current = self._entries_by_id(conn, [entry_id])[0]
             draft = current.to_draft()
@@ -130,7 +131,9 @@ class EntriesMixin(StoreBase):
             values = _draft_values(draft)
             values = {k: v for k, v in values.items() if k in changes or k == "content_hash"}
             if values["content_hash"] != current.content_hash:
-                values.update(index_status=IndexStatus.QUEUED.value, index_error=None)
+                values.update(
+                    index_status=IndexStatus.QUEUED.value, index_error=None, index_status_at=now()
+                )
             conn.execute(
                 sa.update(t.entries)
                 .where(t.entries.c.id == entry_id)

@@ -121,13 +121,18 @@ class EntryRow(_Base, table=True):
     index_error: str | None = Field(sa_column=sa.Column(sa.Text(), nullable=True))
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
+    index_status_at: datetime | None = _ts(nullable=True)
 
 
 class AttachmentRow(_Base, table=True):
     __tablename__ = "attachments"
     __table_args__ = (
-        sa.UniqueConstraint("target_kind", "target_id", "book_id", name="uq_attachments_target"),
-        sa.Index("ix_attachments_target", "target_kind", "target_id", "position"),
+        sa.UniqueConstraint(
+            "attached_by", "target_kind", "target_id", "book_id", name="uq_attachments_owner_target"
+        ),
+        sa.Index(
+            "ix_attachments_owner_target", "attached_by", "target_kind", "target_id", "position"
+        ),
     )
     id: int | None = Field(sa_column=sa.Column(sa.Integer(), primary_key=True, autoincrement=True))
     target_kind: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))

@@ -8,6 +8,7 @@ worker was embedding can never let a stale vector through.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 import sqlalchemy as sa
@@ -16,7 +17,7 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_ids
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.embed_text import entry_text
-from worldbook.core.records import EntryToIndex
+from worldbook.core.records import EntryToIndex, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput
 from worldbook.ports import Vectors
@@ -135,7 +136,9 @@ class VectorsMixin(StoreBase):
             conn.execute(
                 sa.update(t.entries)
                 .where(t.entries.c.id.in_(part))
-                .values(index_status=IndexStatus.INDEXED.value, index_error=None)
+                .values(
+                    index_status=IndexStatus.INDEXED.value, index_error=None, index_status_at=now()
+                )
             )
         conn.execute(
             sa.insert(t.entry_vectors),
@@ -182,8 +185,25 @@ class VectorsMixin(StoreBase):
                 conn.execute(
                     sa.update(t.entries)
                     .where(t.entries.c.id.in_(ids[start : start + 500]))
-                    .values(index_status=status.value, index_error=error)
+                    .values(index_status=status.value, index_error=error, index_status_at=now())
                 )
+
+    def requeue_stuck(self, before: datetime) -> list[str]:
+        """Put entries that have been ``indexing`` since before ``before`` back to ``queued``
+        (their worker died); returns their ids, for the caller to enqueue."""
+        c = t.entries.c
+        stuck = (c.index_status == IndexStatus.INDEXING.value) & (
+            c.index_status_at.is_(None) | (c.index_status_at < before)
+        )
+        with write_tx(self._engine) as conn:
+            ids = list(conn.execute(sa.select(c.id).where(stuck)).scalars())
+            for start in range(0, len(ids), _IN_CHUNK):
+                conn.execute(
+                    sa.update(t.entries)
+                    .where(c.id.in_(ids[start : start + _IN_CHUNK]), stuck)
+                    .values(index_status=IndexStatus.QUEUED.value, index_status_at=now())
+                )
+        return ids
 
     def index_statuses(self, entry_ids: Sequence[str]) -> dict[str, tuple[IndexStatus, str | None]]:
         """entry id → (index status, last error) for those of ``entry_ids`` that exist."""

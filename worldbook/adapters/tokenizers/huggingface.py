@@ -25,20 +25,23 @@ FORM = "hf:<path to a tokenizer.json>"
 class HuggingFaceTokenizer:
     """A ``tokenizer.json`` loaded once; see the module docstring."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, name: str | None = None) -> None:
         self._path = path.resolve()
+        # A named file (settings) is reported by its name only: callers never see server paths.
+        self._name = name
+        shown = f"configured tokenizer {name!r}" if name else f"tokenizer file {str(self._path)!r}"
         if not self._path.is_file():
             raise InvalidInput(
-                f"Tokenizer file {str(self._path)!r} does not exist; pass {FORM} naming an "
-                "existing file.",
+                f"The {shown} does not exist; "
+                + ("fix WORLDBOOK_HF_TOKENIZERS." if name else f"pass {FORM} naming a file."),
                 field="tokenizer",
             )
         try:
             tokenizer = HfTokenizer.from_file(str(self._path))
         except Exception as exc:  # the bindings raise bare Exception on a bad file
             raise InvalidInput(
-                f"Tokenizer file {str(self._path)!r} is not a Hugging Face tokenizer.json "
-                f"({exc}); pass the tokenizer.json that ships with the model.",
+                f"The {shown} is not a Hugging Face tokenizer.json; "
+                "use the tokenizer.json that ships with the model.",
                 field="tokenizer",
             ) from exc
         tokenizer.no_truncation()
@@ -47,7 +50,7 @@ class HuggingFaceTokenizer:
 
     @property
     def id(self) -> str:
-        return f"{PREFIX}{self._path}"
+        return f"{PREFIX}{self._name or self._path}"
 
     @property
     def is_estimate(self) -> bool:
@@ -77,3 +80,8 @@ def canonical(spec: str) -> str | None:
 
 def load(canonical_id: str) -> HuggingFaceTokenizer:
     return HuggingFaceTokenizer(Path(canonical_id[len(PREFIX) :]))
+
+
+def load_named(name: str, path: Path) -> HuggingFaceTokenizer:
+    """A tokenizer.json the operator listed in settings under ``name`` (id ``hf:<name>``)."""
+    return HuggingFaceTokenizer(path, name=name)

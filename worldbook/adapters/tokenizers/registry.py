@@ -2,12 +2,19 @@
 
 Accepted ids come from the families below; the error for an unknown id lists their forms, so
 adding a family here is the only change needed for both loading and the message.
+
+:class:`TokenizerRegistry` is the ``TokenizerSource`` port for a process: requests may name
+tiktoken encodings, the estimate and ``hf:<name>`` for the tokenizer.json files the operator
+listed in ``WORLDBOOK_HF_TOKENIZERS`` — never a file path (a path in a request made the server
+open any file it could read, issue 15). Only trusted callers (the operator's CLI and the
+settings' own default) may use ``hf:<path>``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,3 +105,72 @@ def get_tokenizer(tokenizer_id: str, *, tiktoken_dir: str | Path | None = None) 
 def clear_tokenizer_cache() -> None:
     """Forget every loaded tokenizer (tests; after replacing a file)."""
     _load.cache_clear()
+
+
+class TokenizerRegistry:
+    """The tokenizers one process may use (the ``TokenizerSource`` port).
+
+    Args:
+        default: the settings' default tokenizer id (trusted: it may be ``hf:<path>``).
+        tiktoken_dir: where extra ``<encoding>.tiktoken`` files live.
+        named_files: ``name -> tokenizer.json path`` from settings; requests say ``hf:<name>``.
+        allow_paths: accept ``hf:<path>`` from callers (the operator's CLI only).
+    """
+
+    def __init__(
+        self,
+        *,
+        default: str,
+        tiktoken_dir: Path | None = None,
+        named_files: Mapping[str, Path] | None = None,
+        allow_paths: bool = False,
+    ) -> None:
+        self._dir = Path(tiktoken_dir).expanduser().resolve() if tiktoken_dir else None
+        self._named = {name: Path(path) for name, path in (named_files or {}).items()}
+        self._allow_paths = allow_paths
+        self._default_spec = default
+        self._loaded: dict[str, Tokenizer] = {}
+        self._lock = threading.Lock()
+        self.default_id = self._canonical(default, trusted=True)
+
+    def canonical_id(self, tokenizer_id: str | None) -> str:
+        if tokenizer_id is None or tokenizer_id.strip() == self._default_spec.strip():
+            return self.default_id
+        return self._canonical(tokenizer_id, trusted=self._allow_paths)
+
+    def get(self, tokenizer_id: str | None) -> Tokenizer:
+        canonical_id = self.canonical_id(tokenizer_id)
+        with self._lock:
+            found = self._loaded.get(canonical_id)
+        if found is not None:
+            return found
+        # Loaded outside the lock: a large file must not stall turns that use another
+        # tokenizer (a 434 MB file once stalled every turn, issue 15).
+        loaded = self._load(canonical_id)
+        with self._lock:
+            return self._loaded.setdefault(canonical_id, loaded)
+
+    def _canonical(self, tokenizer_id: str, *, trusted: bool) -> str:
+        spec = tokenizer_id.strip()
+        if spec.startswith(huggingface.PREFIX):
+            name = spec[len(huggingface.PREFIX) :].strip()
+            if name in self._named:
+                return f"{huggingface.PREFIX}{name}"
+            if not trusted:
+                raise InvalidInput(self._not_allowed(tokenizer_id), field="tokenizer")
+        return canonical_tokenizer_id(spec)
+
+    def _not_allowed(self, tokenizer_id: str) -> str:
+        named = ", ".join(f"hf:{n}" for n in sorted(self._named)) or "none configured"
+        return (
+            f"Tokenizer {tokenizer_id[:120]!r} is not one this service offers. Name a tiktoken "
+            f"encoding ({', '.join(tiktoken_bpe.encoding_names())}), {estimate.FORM}, or a "
+            f"tokenizer the operator configured in WORLDBOOK_HF_TOKENIZERS ({named})."
+        )
+
+    def _load(self, canonical_id: str) -> Tokenizer:
+        if canonical_id.startswith(huggingface.PREFIX):
+            name = canonical_id[len(huggingface.PREFIX) :]
+            if name in self._named:
+                return huggingface.load_named(name, self._named[name])
+        return _load(canonical_id, self._dir)

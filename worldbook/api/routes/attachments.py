@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Response, status
 
-from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas import AttachmentList, AttachmentOut, BookOut
 from worldbook.service import library
@@ -19,10 +19,14 @@ TargetId = Annotated[str, Path(min_length=1, max_length=255, description="The ap
 
 @router.put("/attachments/{target_kind}/{target_id}/books/{book_id}")
 def attach(
-    target_kind: Kind, target_id: TargetId, book_id: BookId, caller: CallerDep, parts: Parts
+    target_kind: Kind,
+    target_id: TargetId,
+    book_id: BookId,
+    caller: CallerDep,
+    services: ServicesDep,
 ) -> AttachmentOut:
     """Attach a book the caller may use; attaching it again changes nothing."""
-    record = library.attach(parts, caller.user_id, book_id, target_kind, target_id)
+    record = library.attach(services, caller.user_id, book_id, target_kind, target_id)
     return AttachmentOut(
         target_kind=record.target_kind,
         target_id=record.target_id,
@@ -36,19 +40,23 @@ def attach(
     status_code=status.HTTP_204_NO_CONTENT,
 )
 def detach(
-    target_kind: Kind, target_id: TargetId, book_id: BookId, caller: CallerDep, parts: Parts
+    target_kind: Kind,
+    target_id: TargetId,
+    book_id: BookId,
+    caller: CallerDep,
+    services: ServicesDep,
 ) -> Response:
     """Remove the attachment (of a book the caller can see)."""
-    library.detach(parts, caller.user_id, book_id, target_kind, target_id)
+    library.detach(services, caller.user_id, book_id, target_kind, target_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/attachments/{target_kind}/{target_id}")
 def list_attachments(
-    target_kind: Kind, target_id: TargetId, caller: CallerDep, parts: Parts
+    target_kind: Kind, target_id: TargetId, caller: CallerDep, services: ServicesDep
 ) -> AttachmentList:
     """The target's books the caller can see, in attachment order."""
-    books = library.attached_books(parts, caller.user_id, target_kind, target_id)
+    books = library.attached_books(services, caller.user_id, target_kind, target_id)
     return AttachmentList(
         target_kind=target_kind, target_id=target_id, books=[BookOut.of(b) for b in books]
     )

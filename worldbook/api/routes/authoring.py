@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from worldbook.adapters.llm import build_llm
-from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas_authoring import (
     GeneratedBookOut,
@@ -31,12 +31,12 @@ router = APIRouter(tags=["authoring"])
 _build_lock = threading.Lock()
 
 
-async def get_llm(request: Request, parts: Parts) -> LLM | None:
+async def get_llm(request: Request, services: ServicesDep) -> LLM | None:
     """The app's language model (None when ``WORLDBOOK_LLM_URL`` is unset), built once."""
     state = request.app.state
     with _build_lock:
         if not hasattr(state, "llm"):
-            state.llm = build_llm(parts.settings)
+            state.llm = build_llm(services.settings)
     llm: LLM | None = state.llm
     return llm
 
@@ -56,15 +56,15 @@ def generate(body: GenerateRequest, caller: CallerDep, llm: LLMDep) -> Generated
 
 @router.post("/books/{book_id}/split")
 def split(
-    book_id: BookId, body: SplitRequest, caller: CallerDep, parts: Parts, llm: LLMDep
+    book_id: BookId, body: SplitRequest, caller: CallerDep, services: ServicesDep, llm: LLMDep
 ) -> SplitOut:
     """Cut a text (≤ 40,000 characters) into entries whose lore is the text word for word;
     owner only. A dry run unless ``save`` is true; then the entries are added at the end of the
     book and indexed like any new entry."""
-    book = library.owned_book(parts, caller.user_id, book_id)
+    book = library.owned_book(services, caller.user_id, book_id)
 
     def add(drafts: list[EntryDraft]) -> list[str]:
-        return [e.id for e in library.add_entries(parts, caller.user_id, book_id, drafts)]
+        return [e.id for e in library.add_entries(services, caller.user_id, book_id, drafts)]
 
     outcome = split_into_entries(
         body.text,

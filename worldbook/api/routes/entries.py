@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response, status
 
-from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas import (
     ID_PATTERN,
@@ -34,20 +34,22 @@ def _draft(fields: EntryFields) -> EntryDraft:
 
 
 @router.post("/books/{book_id}/entries", status_code=status.HTTP_201_CREATED)
-def create_entry(book_id: BookId, body: EntryFields, caller: CallerDep, parts: Parts) -> EntryOut:
+def create_entry(
+    book_id: BookId, body: EntryFields, caller: CallerDep, services: ServicesDep
+) -> EntryOut:
     """Add one entry at the end of the book's list; it is indexed in the background."""
-    added = library.add_entries(parts, caller.user_id, book_id, [_draft(body)])
+    added = library.add_entries(services, caller.user_id, book_id, [_draft(body)])
     return EntryOut.of(added[0])
 
 
 @router.post("/books/{book_id}/entries/batch", status_code=status.HTTP_201_CREATED)
 def create_entries(
-    book_id: BookId, body: EntriesCreate, caller: CallerDep, parts: Parts
+    book_id: BookId, body: EntriesCreate, caller: CallerDep, services: ServicesDep
 ) -> list[EntryOut]:
     """Add up to 500 entries in one transaction, in order, at ``position``."""
     where = library.target(body.position.to, body.position.anchor)
     drafts = [_draft(e) for e in body.entries]
-    added = library.add_entries(parts, caller.user_id, book_id, drafts, position=where)
+    added = library.add_entries(services, caller.user_id, book_id, drafts, position=where)
     return [EntryOut.of(e) for e in added]
 
 
@@ -55,7 +57,7 @@ def create_entries(
 def list_entries(
     book_id: BookId,
     caller: CallerDep,
-    parts: Parts,
+    services: ServicesDep,
     canon: Annotated[bool | None, Query(description="true: canon; false: when relevant")] = None,
     disabled: Annotated[bool | None, Query(description="true: only disabled")] = None,
     never_used: Annotated[bool | None, Query(description="true: never reached a model")] = None,
@@ -66,7 +68,7 @@ def list_entries(
 ) -> EntryList:
     """A book's entries with each one's token count and the book's canon cost."""
     page = library.list_entries(
-        parts,
+        services,
         caller.user_id,
         book_id,
         canon=canon,
@@ -95,39 +97,45 @@ def list_entries(
 
 
 @router.get("/entries/{entry_id}")
-def get_entry(entry_id: EntryId, caller: CallerDep, parts: Parts) -> EntryOut:
+def get_entry(entry_id: EntryId, caller: CallerDep, services: ServicesDep) -> EntryOut:
     """An entry of a book the caller can see."""
-    entry, _ = library.entry_and_book(parts, caller.user_id, entry_id)
+    entry, _ = library.entry_and_book(services, caller.user_id, entry_id)
     return EntryOut.of(entry)
 
 
 @router.patch("/entries/{entry_id}")
-def update_entry(entry_id: EntryId, body: EntryPatch, caller: CallerDep, parts: Parts) -> EntryOut:
+def update_entry(
+    entry_id: EntryId, body: EntryPatch, caller: CallerDep, services: ServicesDep
+) -> EntryOut:
     """Change the fields sent; owner only. A new text is re-indexed in the background."""
     changes = body.changes()
-    return EntryOut.of(library.update_entry(parts, caller.user_id, entry_id, changes))
+    return EntryOut.of(library.update_entry(services, caller.user_id, entry_id, changes))
 
 
 @router.delete("/entries/{entry_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_entry(entry_id: EntryId, caller: CallerDep, parts: Parts) -> Response:
+def delete_entry(entry_id: EntryId, caller: CallerDep, services: ServicesDep) -> Response:
     """Delete an entry for good; owner only."""
-    library.delete_entry(parts, caller.user_id, entry_id)
+    library.delete_entry(services, caller.user_id, entry_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/books/{book_id}/entries/move")
-def move_entries(book_id: BookId, body: MoveRequest, caller: CallerDep, parts: Parts) -> MoveResult:
+def move_entries(
+    book_id: BookId, body: MoveRequest, caller: CallerDep, services: ServicesDep
+) -> MoveResult:
     """Move entries first / last / before or after ``anchor``, keeping their relative order."""
     moved = library.move_entries(
-        parts, caller.user_id, book_id, body.ids, to=body.to, anchor=body.anchor
+        services, caller.user_id, book_id, body.ids, to=body.to, anchor=body.anchor
     )
     return MoveResult(moved=moved)
 
 
 @router.post("/books/{book_id}/entries/bulk")
-def bulk_action(book_id: BookId, body: BulkRequest, caller: CallerDep, parts: Parts) -> BulkResult:
+def bulk_action(
+    book_id: BookId, body: BulkRequest, caller: CallerDep, services: ServicesDep
+) -> BulkResult:
     """Enable, disable, delete or move up to 500 entries, all or nothing."""
     changed = library.bulk(
-        parts, caller.user_id, book_id, body.action, body.ids, to=body.to, anchor=body.anchor
+        services, caller.user_id, book_id, body.action, body.ids, to=body.to, anchor=body.anchor
     )
     return BulkResult(action=body.action, changed=changed)

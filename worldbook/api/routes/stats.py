@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas import IndexStatusOut, UsageEntryOut, UsageOut
 from worldbook.service import book_usage
@@ -34,13 +34,13 @@ def _use(use: book_usage.EntryUse) -> UsageEntryOut:
 def usage(
     book_id: BookId,
     caller: CallerDep,
-    parts: Parts,
+    services: ServicesDep,
     alert_turns: Annotated[
         int | None, Query(ge=1, le=1_000_000, description="Default: the service setting.")
     ] = None,
 ) -> UsageOut:
     """How often each entry reached the model (most used first); owner only."""
-    stats = book_usage.book_usage(parts, caller.user_id, book_id, alert_turns=alert_turns)
+    stats = book_usage.book_usage(services, caller.user_id, book_id, alert_turns=alert_turns)
     return UsageOut(
         book_id=stats.book_id,
         turns=stats.turns,
@@ -51,9 +51,9 @@ def usage(
 
 
 @router.get("/books/{book_id}/index", tags=["indexing"])
-def index_status(book_id: BookId, caller: CallerDep, parts: Parts) -> IndexStatusOut:
+def index_status(book_id: BookId, caller: CallerDep, services: ServicesDep) -> IndexStatusOut:
     """How far background indexing of the book has got."""
-    state = book_usage.index_state(parts, caller.user_id, book_id)
+    state = book_usage.index_state(services, caller.user_id, book_id)
     return IndexStatusOut(
         book_id=state.book_id,
         model_id=state.model_id,

@@ -1,50 +1,57 @@
-"""Liveness and readiness (no API key: load balancers and orchestrators call these)."""
+"""Liveness and readiness (no API key: load balancers and orchestrators call these).
+
+Both answer under any load: ``/health`` runs on the event loop and touches nothing, and
+``/ready``'s checks run on two threads of their own, so a thread pool full of turns or
+imports never makes an orchestrator think the process is dead (issue 15).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from worldbook.errors import WorldbookError
-from worldbook.service.components import Components
+from worldbook.service.services import Services
 
 router = APIRouter(tags=["system"])
 
+_READY_THREADS = anyio.CapacityLimiter(2)
+
 
 @router.get("/health")
-def health() -> dict[str, str]:
+async def health() -> dict[str, str]:
     """The process is up and answering (it checks nothing else)."""
     return {"status": "ok"}
 
 
-def readiness(parts: Components | None) -> tuple[bool, dict[str, Any]]:
-    """Which parts are up: the database (a read), the indexing queue (its thread or broker),
+def readiness(services: Services | None) -> tuple[bool, dict[str, Any]]:
+    """Which services are up: the database (a read), the indexing queue (its thread or broker),
     and the embedder (its model id, and whether the model is loaded yet — it loads on the
     first turn or indexing job, so "not loaded" is not "not ready")."""
-    if parts is None:
+    if services is None:
         return False, {"components": {"up": False, "detail": "starting"}}
     report: dict[str, Any] = {}
     try:
-        parts.store.list_books(limit=1)
+        services.store.list_books(limit=1)
         report["database"] = {"up": True}
     except WorldbookError as exc:
         report["database"] = {"up": False, "detail": exc.message}
-    healthy = getattr(parts.queue, "healthy", None)
-    queue_up = bool(healthy()) if callable(healthy) else True
-    kind = "celery" if parts.settings.broker_url else "in-process"
+    queue_up = services.queue.healthy()
+    kind = "celery" if services.settings.broker_url else "in-process"
     report["queue"] = {"up": queue_up, "kind": kind}
-    # Embedders load their model lazily and keep it in ``_model``; absent means "not lazy".
-    loaded = getattr(parts.embedder, "_model", True) is not None
-    report["embedder"] = {"up": True, "model_id": parts.model_id, "loaded": loaded}
-    usage = parts.usage
+    loaded = services.embedder.loaded
+    report["embedder"] = {"up": True, "model_id": services.model_id, "loaded": loaded}
+    usage = services.usage
     report["usage_recorder"] = {"up": True, "pending": usage.pending(), "dropped": usage.dropped}
     return report["database"]["up"] and queue_up, report
 
 
 @router.get("/ready")
-def ready(request: Request) -> JSONResponse:
+async def ready(request: Request) -> JSONResponse:
     """200 when the database and the indexing queue answer, else 503; the body says which."""
-    ok, report = readiness(getattr(request.app.state, "components", None))
+    services: Services | None = getattr(request.app.state, "services", None)
+    ok, report = await anyio.to_thread.run_sync(readiness, services, limiter=_READY_THREADS)
     return JSONResponse({"ready": ok, "parts": report}, status_code=200 if ok else 503)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from worldbook.api.deps import CallerDep, Parts
+from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas import ImportOut
 from worldbook.core.types import BookMode
@@ -69,16 +69,16 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str | N
 async def import_book(
     request: Request,
     caller: CallerDep,
-    parts: Parts,
+    services: ServicesDep,
     mode: BookMode = BookMode.WORLD,
     filename: Annotated[str | None, Query(max_length=255, description="Name hint.")] = None,
 ) -> ImportOut:
     """Import a lorebook in any supported format as a new book (at most 500 entries per
     request; larger books: ``worldbook import``). Entries are indexed in the background."""
-    data, name = await _read_upload(request, parts.settings.max_upload_bytes)
+    data, name = await _read_upload(request, services.settings.max_upload_bytes)
     result = await run_in_threadpool(
         importing.import_book,
-        parts,
+        services,
         owner_id=caller.user_id,
         data=data,
         mode=mode,
@@ -96,11 +96,11 @@ async def import_book(
 def export_book(
     book_id: BookId,
     caller: CallerDep,
-    parts: Parts,
+    services: ServicesDep,
     format: Literal["sillytavern", "ccv3"] = "sillytavern",
 ) -> Response:
     """A book the caller can see, as SillyTavern World Info JSON or a CCv3 lorebook."""
-    data = importing.export(parts, user_id=caller.user_id, book_id=book_id, fmt=format)
+    data = importing.export(services, user_id=caller.user_id, book_id=book_id, fmt=format)
     return Response(
         content=data,
         media_type="application/json",

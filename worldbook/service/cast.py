@@ -1,0 +1,81 @@
+"""Where a turn's books come from: explicit ids and a cast (story, novel, characters), resolved
+in DESIGN §2 rule 2 order with the access rules applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from worldbook.core.records import BookRecord, TargetKind
+from worldbook.errors import InvalidInput, WorldbookError
+from worldbook.service.access import require_use
+from worldbook.service.services import Services
+
+
+@dataclass(frozen=True, slots=True)
+class CastMember:
+    """A character of the turn; ``name`` labels its lore in group chats (and fills
+    ``{{char}}``). ``owner`` is the user whose attachments of this character count (default:
+    the source's owner, else the acting user): attachments are scoped by who made them."""
+
+    character_id: str
+    name: str | None = None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BookSource:
+    """Where a turn's books come from: explicit ids, a cast, or both (explicit ids first)."""
+
+    book_ids: tuple[str, ...] = ()
+    story_id: str | None = None
+    novel_id: str | None = None
+    characters: tuple[CastMember, ...] = ()
+    owner: str | None = None  # whose attachments the cast resolves (default: the acting user)
+
+    def is_empty(self) -> bool:
+        return not (self.book_ids or self.story_id or self.novel_id or self.characters)
+
+
+def resolve_books(
+    services: Services, user_id: str, source: BookSource
+) -> tuple[list[tuple[BookRecord, str | None]], list[str]]:
+    """The turn's books in DESIGN §2 rule 2 order with the character each came from.
+
+    Explicit ids the user may not use raise (404); attached books the user may no longer use
+    (made private, trashed) are skipped with a note — the cast is the app's data, not an error.
+    """
+    if source.is_empty():
+        raise InvalidInput(
+            "A turn needs books: give book_ids, or a cast (story_id, novel_id, characters).",
+            field="books",
+        )
+    wanted: list[tuple[str, str | None, bool]] = [(b, None, True) for b in source.book_ids]
+    owners: tuple[tuple[TargetKind, str | None], ...] = (
+        ("story", source.story_id),
+        ("novel", source.novel_id),
+    )
+    owner = source.owner or user_id
+    for kind, target in owners:
+        if target:
+            ids = services.store.attachments_for(kind, target, owner)
+            wanted += [(b, None, False) for b in ids]
+    for member in source.characters:
+        label = member.name or member.character_id
+        ids = services.store.attachments_for(
+            "character", member.character_id, member.owner or owner
+        )
+        wanted += [(b, label, False) for b in ids]
+
+    books: list[tuple[BookRecord, str | None]] = []
+    notes: list[str] = []
+    for book_id, character, explicit in wanted:
+        try:
+            book = require_use(services.store.get_book(book_id, include_trashed=True), user_id)
+        except WorldbookError:
+            if explicit:
+                raise
+            # No id: the book may be someone else's private book (ids must not leak).
+            notes.append("An attached book was skipped: it is not available to you.")
+            continue
+        books.append((book, character))
+    return books, notes

@@ -1,0 +1,255 @@
+"""The turn contract: one typed request and one typed response, shared by the HTTP API, the
+CLI and the library (issue 15 item 5).
+
+Requests are validated here, once: the API takes these models as bodies, the CLI builds them
+from its options, and :func:`source_of` / :func:`profile_of` turn them into the core's inputs.
+The response model :class:`SelectionOut` documents the selection JSON in ``/openapi.json``;
+the JSON itself is built by :func:`worldbook.core.selection_json.selection_to_json` (plain
+dicts, fast) and a test checks it validates against this model, so the two cannot drift.
+Both world and classic lore fill the same shapes (``via`` says which path chose an entry).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from worldbook.core.profiles import resolve_profile
+from worldbook.core.types import Message, ModelProfile, Role
+from worldbook.service.cast import BookSource, CastMember
+from worldbook.service.services import Services
+from worldbook.service.turns import TurnResult, preview, select_turn
+from worldbook.settings import WorldbookSettings
+
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+"""A worldbook id (books, entries): URL-safe, at most 64 characters."""
+TargetId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+"""An app's id for a character, story, novel, user or chat (free text, as the app spells it)."""
+Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+TraceLevel = Literal["full", "summary"]
+
+
+class Request(BaseModel):
+    """Requests reject unknown fields: a misspelt field is a 422 naming it, never a no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CastMemberIn(Request):
+    id: TargetId
+    name: Name | None = Field(default=None, description="Labels lore and fills {{char}}.")
+    owner: TargetId | None = Field(
+        default=None,
+        description="The user whose attachments of this character count (default: the "
+        "cast's owner, else the acting user).",
+    )
+
+
+class MessageIn(Request):
+    role: Role
+    content: str
+    name: Name | None = None
+
+
+class TurnBooks(Request):
+    """Where the turn's books come from: explicit ids, a cast, or both (ids first)."""
+
+    book_ids: list[Id] = Field(default_factory=list, max_length=100)
+    story_id: TargetId | None = None
+    novel_id: TargetId | None = None
+    characters: list[CastMemberIn] = Field(default_factory=list, max_length=100)
+    owner: TargetId | None = Field(
+        default=None,
+        description="Whose attachments the cast resolves (default: the acting user). "
+        "Attachments belong to the user who made them.",
+    )
+
+
+class ModelIn(Request):
+    """The target model: a known name fills the rest; explicit fields win."""
+
+    model: str | None = Field(default=None, max_length=200)
+    input_window: int | None = Field(default=None, ge=1, le=100_000_000)
+    tokenizer: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A tiktoken encoding, estimate[:chars-per-token=N], or hf:<name> of a "
+        "tokenizer the operator configured; never a file path.",
+    )
+    supports_tools: bool | None = None
+
+
+class TurnOptions(Request):
+    """Per-turn options shared by select, preview and lookup."""
+
+    chat_id: TargetId | None = Field(
+        default=None, description="The chat this turn belongs to (classic chat state, logs)."
+    )
+    user_name: Name | None = Field(default=None, description="Fills {{user}} in lore.")
+
+
+class SelectRequest(TurnBooks, ModelIn, TurnOptions):
+    messages: list[MessageIn] = Field(max_length=1000)
+    trace: TraceLevel = Field(
+        default="full",
+        description="full: one record per entry considered; summary: records of what went "
+        "in, plus one count per book and decision.",
+    )
+
+
+class PreviewRequest(TurnBooks, ModelIn, TurnOptions):
+    """A sample user message, or a short chat (at most 2,000 characters in all)."""
+
+    message: str | None = None
+    messages: list[MessageIn] | None = Field(default=None, max_length=50)
+    trace: TraceLevel = "full"
+
+
+class LookupRequest(TurnBooks, ModelIn, TurnOptions):
+    """The tool call: the entry's title (or an alias) as the model asked, or its id."""
+
+    title: str | None = Field(default=None, max_length=1000)
+    entry_id: Id | None = None
+
+
+def source_of(body: TurnBooks) -> BookSource:
+    """The core's book source for a request."""
+    return BookSource(
+        book_ids=tuple(body.book_ids),
+        story_id=body.story_id,
+        novel_id=body.novel_id,
+        characters=tuple(CastMember(c.id, c.name, c.owner) for c in body.characters),
+        owner=body.owner,
+    )
+
+
+def profile_of(settings: WorldbookSettings, body: ModelIn) -> ModelProfile:
+    """The model profile for a request: explicit fields, then a known model, then defaults."""
+    return resolve_profile(
+        body.model,
+        input_window=body.input_window,
+        tokenizer=body.tokenizer,
+        supports_tools=body.supports_tools,
+        default_window=settings.default_input_window,
+        default_tokenizer=settings.tokenizer,
+    )
+
+
+def messages_of(items: list[MessageIn]) -> list[Message]:
+    return [Message(role=m.role, content=m.content, name=m.name) for m in items]
+
+
+def run_select(services: Services, user_id: str, body: SelectRequest) -> TurnResult:
+    """``POST /v1/select`` and ``worldbook select``: one real turn."""
+    return select_turn(
+        services,
+        user_id=user_id,
+        source=source_of(body),
+        messages=messages_of(body.messages),
+        profile=profile_of(services.settings, body),
+        chat_id=body.chat_id,
+        user_name=body.user_name,
+    )
+
+
+def run_preview(services: Services, user_id: str, body: PreviewRequest) -> TurnResult:
+    """``POST /v1/preview`` and ``worldbook preview``: the same selection, nothing counted."""
+    return preview(
+        services,
+        user_id=user_id,
+        source=source_of(body),
+        message=body.message,
+        messages=messages_of(body.messages) if body.messages is not None else None,
+        profile=profile_of(services.settings, body),
+        chat_id=body.chat_id,
+        user_name=body.user_name,
+    )
+
+
+# --- the response ----------------------------------------------------------------------------
+
+
+class EntryRefOut(BaseModel):
+    """``E``: an entry's id, book, title, full lore tokens, and the character it came with."""
+
+    entry_id: str
+    book_id: str
+    title: str
+    tokens: int
+    character: str | None
+
+
+Via = Literal[
+    "canon", "whole_book", "literal", "semantic", "order", "constant", "keyword", "recursion"
+]
+
+
+class InjectedOut(EntryRefOut):
+    """An entry that reaches the model in full (or cut): how, its exact text and role."""
+
+    via: Via
+    truncated: bool
+    cost: int = Field(description="Tokens charged to the budget (of the text as sent).")
+    role: Role = Field(description="The message role it renders with (classic lore).")
+    text: str = Field(description="The exact text sent (cut, macros and decorators applied).")
+
+
+class IndexLineOut(EntryRefOut):
+    line: str
+    linked: bool
+    cost: int
+
+
+class CanonOut(BaseModel):
+    budget: int
+    tokens: int
+    entries: list[EntryRefOut]
+    over_budget: list[EntryRefOut]
+
+
+class TraceOut(BaseModel):
+    """One record per entry considered (``entry_id`` empty for a book-level record)."""
+
+    entry_id: str
+    book_id: str
+    title: str
+    decision: Literal["canon", "injected", "index", "left_out"]
+    reason: str
+
+
+class ChatMessageOut(BaseModel):
+    role: Role
+    content: str
+
+
+class AnthropicOut(BaseModel):
+    system: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+
+
+class SelectionOut(BaseModel):
+    """The selection of one turn and its rendering (OpenAI ``messages``/``tools`` and
+    Anthropic ``system``/``tools``)."""
+
+    canon: CanonOut
+    whole_books: list[str]
+    per_turn_budget: int
+    per_turn_tokens: int
+    injected: list[InjectedOut] = Field(description="In render order.")
+    index: list[IndexLineOut]
+    fallback_books: list[str]
+    notes: list[str]
+    messages: list[ChatMessageOut]
+    tools: list[dict[str, Any]]
+    anthropic: AnthropicOut
+    trace: list[TraceOut]
+    trace_level: TraceLevel = "full"
+
+
+class LookupOut(BaseModel):
+    book_id: str
+    entry_id: str
+    title: str
+    lore: str

@@ -1,0 +1,90 @@
+"""Prewarming query vectors off the request path, through a bounded queue that sheds load.
+
+``POST /v1/prewarm`` lets an app send a finished reply so the next turn finds its vector cached.
+Handing each request to FastAPI's background tasks let 40 prewarm calls of 20,000-character
+texts freeze every turn and ``/health`` for minutes and grow the process to 6 GB (issue 15): the
+work had no bound. Here one thread embeds what waits, at most ``max_texts`` texts wait, and a
+request that would overflow is refused (429) — the texts are only a cache warm-up, so shedding
+them loses nothing but a few milliseconds on a later turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from worldbook.errors import RateLimited, WorldbookError
+
+logger = logging.getLogger(__name__)
+
+
+class PrewarmQueue:
+    """One worker thread embedding prewarm texts; at most ``max_texts`` wait.
+
+    Args:
+        embed: what to do with a batch (``QueryEmbeddings.prewarm``).
+        max_texts: most texts waiting; beyond it :meth:`submit` raises :class:`RateLimited`.
+        batch: most texts handed to ``embed`` at once.
+    """
+
+    def __init__(
+        self, embed: Callable[[Sequence[str]], None], *, max_texts: int = 64, batch: int = 8
+    ) -> None:
+        self._embed = embed
+        self._max = max_texts
+        self._batch = batch
+        self._waiting: deque[str] = deque()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.shed = 0  # texts refused because the queue was full
+
+    def submit(self, texts: Sequence[str]) -> None:
+        """Queue ``texts`` (all or none)."""
+        with self._cond:
+            if self._stopping:
+                return
+            if len(self._waiting) + len(texts) > self._max:
+                self.shed += len(texts)
+                raise RateLimited(
+                    f"prewarm queue is full ({self._max} texts waiting); this is only a cache "
+                    "warm-up, so skip it or retry in a second.",
+                    retry_after_s=1,
+                )
+            self._waiting.extend(texts)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="worldbook-prewarm", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._waiting)
+
+    def close(self, timeout: float | None = 5.0) -> None:
+        """Drop what waits and stop the thread (after the batch in flight)."""
+        with self._cond:
+            self._stopping = True
+            self._waiting.clear()
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._waiting or self._stopping)
+                if self._stopping:
+                    return
+                batch = [
+                    self._waiting.popleft() for _ in range(min(self._batch, len(self._waiting)))
+                ]
+            try:
+                self._embed(batch)
+            except WorldbookError as exc:  # a warm-up that failed costs the next turn only
+                logger.warning("prewarm of %d texts failed: %s", len(batch), exc)

@@ -1,0 +1,65 @@
+"""Fakes of the ports, shipped in the package so the use cases can be tested without SQL,
+FAISS, a model or a broker: :func:`fake_services` wires them into a
+:class:`~worldbook.service.services.Services`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from worldbook.ports import Embedder
+from worldbook.service.services import Services
+from worldbook.settings import WorldbookSettings
+from worldbook.testing.fakes import (
+    HashingEmbedder,
+    ImmediateUsage,
+    RecordingQueue,
+    StaticTokenizers,
+    WordTokenizer,
+)
+from worldbook.testing.memory_store import InMemoryStore
+from worldbook.testing.vector_index import BruteForceIndex
+
+__all__ = [
+    "BruteForceIndex",
+    "HashingEmbedder",
+    "ImmediateUsage",
+    "InMemoryStore",
+    "RecordingQueue",
+    "StaticTokenizers",
+    "WordTokenizer",
+    "fake_services",
+]
+
+
+def fake_services(
+    *,
+    store: InMemoryStore | None = None,
+    embedder: Embedder | None = None,
+    index_on_enqueue: bool = True,
+    **settings: Any,
+) -> Services:
+    """Services over the in-memory store, brute-force index, hashing embedder and word
+    tokenizer. With ``index_on_enqueue`` entries are embedded as soon as they are queued."""
+    from worldbook.service.indexing import index_entries
+
+    memory = store or InMemoryStore()
+    model = embedder or HashingEmbedder()
+    config = WorldbookSettings(embedder="fake", tokenizer="fake:words", **settings)
+    services: Services
+
+    def index(ids: Sequence[str]) -> None:
+        index_entries(ids, store=memory, embedder=model, on_indexed=services.invalidate_books)
+
+    services = Services(
+        config,
+        store=memory,
+        embedder=model,
+        vector_index=BruteForceIndex(
+            lambda book_id: memory.load_book_vectors(book_id, model.model_id)
+        ),
+        queue=RecordingQueue(index if index_on_enqueue else None),
+        tokenizers=StaticTokenizers(),
+        usage=ImmediateUsage(memory.add_usage_counts),
+    )
+    return services

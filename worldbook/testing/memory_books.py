@@ -1,0 +1,295 @@
+"""Users, API keys, books (trash, copy helpers) and attachments of the in-memory store."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+from dataclasses import replace
+from typing import Any
+
+from worldbook.core import limits
+from worldbook.core.drafts import BookDraft
+from worldbook.core.records import (
+    TARGET_KINDS,
+    ApiKeyRecord,
+    AttachmentRecord,
+    BookRecord,
+    TargetKind,
+    now,
+)
+from worldbook.core.types import BookMode, Visibility
+from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput
+
+_KEY_PREFIX = "wb_"
+_PREFIX_LEN = 10
+_BOOK_FIELDS = frozenset(BookDraft.__dataclass_fields__)
+
+
+def new_id() -> str:
+    """An unguessable id that starts with a letter or digit (as the SQL store's)."""
+    while True:
+        candidate = secrets.token_urlsafe(16)
+        if candidate[0].isalnum():
+            return candidate
+
+
+def check_user_id(user_id: object, *, field: str = "user_id") -> str:
+    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > 255:
+        raise InvalidInput(f"{field} must be 1–255 characters of text.", field=field)
+    if "\x00" in user_id:
+        raise InvalidInput(f"{field} contains a NUL character.", field=field)
+    return user_id
+
+
+def _digest(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class BookTable:
+    """The book side of :class:`~worldbook.testing.memory_store.InMemoryStore`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._users: set[str] = set()
+        self._keys: dict[str, tuple[ApiKeyRecord, str]] = {}
+        self._books: dict[str, BookRecord] = {}
+        self._turns: dict[str, int] = {}
+        self._attachments: list[AttachmentRecord] = []
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # --- users and keys ------------------------------------------------------------------
+    def ensure_user(self, user_id: str) -> None:
+        check_user_id(user_id)
+        with self._lock:
+            self._users.add(user_id)
+
+    def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
+        limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
+        plaintext = _KEY_PREFIX + secrets.token_urlsafe(32)
+        record = ApiKeyRecord(new_id(), name, plaintext[:_PREFIX_LEN], now())
+        with self._lock:
+            self._keys[record.id] = (record, _digest(plaintext))
+        return record, plaintext
+
+    def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
+        if not isinstance(plaintext, str) or not plaintext.startswith(_KEY_PREFIX):
+            return None
+        digest = _digest(plaintext)
+        with self._lock:
+            for record, stored in self._keys.values():
+                if hmac.compare_digest(stored, digest):
+                    return None if record.revoked_at is not None else record
+        return None
+
+    def revoke_api_key(self, key_id: str) -> ApiKeyRecord:
+        with self._lock:
+            if key_id not in self._keys:
+                raise ApiKeyNotFound(f"API key {key_id!r} does not exist.", field="key_id")
+            record, digest = self._keys[key_id]
+            if record.revoked_at is None:
+                record = replace(record, revoked_at=now())
+                self._keys[key_id] = (record, digest)
+            return record
+
+    def list_api_keys(self) -> list[ApiKeyRecord]:
+        with self._lock:
+            return sorted((r for r, _ in self._keys.values()), key=lambda r: r.created_at)
+
+    # --- books ---------------------------------------------------------------------------
+    def _book_or_missing(self, book_id: str) -> BookRecord:
+        found = self._books.get(book_id)
+        if found is None:
+            raise BookNotFound.for_id(book_id)
+        return found
+
+    def _live_book(self, book_id: str, *, include_trashed: bool = False) -> BookRecord:
+        found = self._book_or_missing(book_id)
+        if found.trashed and not include_trashed:
+            raise BookNotFound.for_id(book_id)
+        return found
+
+    def _touch(self, book_id: str, **values: Any) -> BookRecord:
+        book = self._books[book_id]
+        book = replace(book, version=book.version + 1, updated_at=now(), **values)
+        self._books[book_id] = book
+        return book
+
+    def _insert_book(self, owner_id: str, draft: BookDraft) -> BookRecord:
+        check_user_id(owner_id, field="owner_id")
+        stamp = now()
+        record = BookRecord(
+            id=new_id(),
+            owner_id=owner_id,
+            title=draft.title,
+            description=draft.description,
+            tags=tuple(draft.tags),
+            visibility=Visibility(draft.visibility),
+            mode=BookMode(draft.mode),
+            settings=dict(draft.settings),
+            extensions=dict(draft.extensions),
+            created_at=stamp,
+            updated_at=stamp,
+            deleted_at=None,
+            version=1,
+            index_version=0,
+            entry_count=0,
+        )
+        self._users.add(owner_id)
+        self._books[record.id] = record
+        self._turns[record.id] = 0
+        return record
+
+    def _forget_book(self, book_id: str) -> None:
+        del self._books[book_id]
+        self._turns.pop(book_id, None)
+        self._attachments = [a for a in self._attachments if a.book_id != book_id]
+
+    def create_book(self, owner_id: str, draft: BookDraft) -> BookRecord:
+        limits.validate_book_draft(draft, field="book")
+        if draft.visibility == Visibility.PUBLIC:
+            limits.check_publish(0, field="book.visibility")
+        with self._lock:
+            return self._insert_book(owner_id, draft)
+
+    def get_book(self, book_id: str, *, include_trashed: bool = False) -> BookRecord:
+        with self._lock:
+            return self._live_book(book_id, include_trashed=include_trashed)
+
+    def _check_mode_switch(self, book: BookRecord, draft: BookDraft) -> None:
+        raise NotImplementedError  # the entry side knows the lore
+
+    def update_book(self, book_id: str, **changes: Any) -> BookRecord:
+        unknown = sorted(set(changes) - _BOOK_FIELDS)
+        if unknown:
+            raise InvalidInput(
+                f"unknown book field {unknown[0]!r}; known: {', '.join(sorted(_BOOK_FIELDS))}.",
+                field=unknown[0],
+            )
+        with self._lock:
+            book = self._live_book(book_id)
+            draft = book.to_draft()
+            for name, value in changes.items():
+                setattr(draft, name, value)
+            limits.validate_book_draft(draft, field="book")
+            if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
+                limits.check_publish(book.entry_count, field="visibility")
+            self._check_mode_switch(book, draft)
+            values: dict[str, Any] = {name: getattr(draft, name) for name in changes}
+            for name, kind in (("visibility", Visibility), ("mode", BookMode)):
+                if name in values:
+                    values[name] = kind(values[name])
+            for name in ("settings", "extensions"):
+                if name in values:
+                    values[name] = dict(values[name])
+            if "tags" in values:
+                values["tags"] = tuple(values["tags"])
+            return self._touch(book_id, **values)
+
+    def trash_book(self, book_id: str) -> BookRecord:
+        with self._lock:
+            self._live_book(book_id)
+            return self._touch(book_id, deleted_at=now())
+
+    def restore_book(self, book_id: str) -> BookRecord:
+        with self._lock:
+            book = self._live_book(book_id, include_trashed=True)
+            return self._touch(book_id, deleted_at=None) if book.trashed else book
+
+    def list_books(
+        self,
+        *,
+        owner_id: str | None = None,
+        visibility: Visibility | str | None = None,
+        query: str | None = None,
+        tag: str | None = None,
+        trashed: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[BookRecord]:
+        if not 1 <= limit <= 500 or offset < 0:
+            raise InvalidInput("limit must be 1–500 and offset ≥ 0.", field="limit")
+        wanted = Visibility(visibility) if visibility is not None else None
+        with self._lock:
+            books = [
+                b
+                for b in self._books.values()
+                if b.trashed == trashed
+                and (owner_id is None or b.owner_id == owner_id)
+                and (wanted is None or b.visibility == wanted)
+                and (not query or query.casefold() in b.title.casefold())
+                and (not tag or tag.strip().casefold() in {t.strip().casefold() for t in b.tags})
+            ]
+        books.sort(key=lambda b: b.id)
+        books.sort(key=lambda b: b.updated_at, reverse=True)
+        return books[offset : offset + limit]
+
+    # --- attachments ---------------------------------------------------------------------
+    def attach(
+        self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
+    ) -> AttachmentRecord:
+        _check_target(target_kind, target_id)
+        check_user_id(attached_by, field="attached_by")
+        with self._lock:
+            self._live_book(book_id)
+            mine = self._attached(target_kind, target_id, attached_by)
+            for found in mine:
+                if found.book_id == book_id:
+                    return found
+            position = max((a.position for a in mine), default=0) + 1
+            record = AttachmentRecord(target_kind, target_id, book_id, attached_by, position, now())
+            self._attachments.append(record)
+            return record
+
+    def _attached(self, kind: str, target_id: str, owner_id: str) -> list[AttachmentRecord]:
+        return [
+            a
+            for a in self._attachments
+            if a.target_kind == kind and a.target_id == target_id and a.attached_by == owner_id
+        ]
+
+    def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
+        _check_target(target_kind, target_id)
+        with self._lock:
+            before = len(self._attachments)
+            self._attachments = [
+                a
+                for a in self._attachments
+                if not (
+                    a.book_id == book_id
+                    and a.target_kind == target_kind
+                    and a.target_id == target_id
+                    and a.attached_by == owner_id
+                )
+            ]
+            return len(self._attachments) < before
+
+    def attachments_for(
+        self,
+        target_kind: TargetKind,
+        target_id: str,
+        owner_id: str,
+        *,
+        include_trashed: bool = False,
+    ) -> list[str]:
+        _check_target(target_kind, target_id)
+        with self._lock:
+            found = sorted(self._attached(target_kind, target_id, owner_id), key=_position)
+            return [
+                a.book_id for a in found if include_trashed or not self._books[a.book_id].trashed
+            ]
+
+
+def _position(attachment: AttachmentRecord) -> int:
+    return attachment.position
+
+
+def _check_target(target_kind: str, target_id: str) -> None:
+    if target_kind not in TARGET_KINDS:
+        raise InvalidInput(
+            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
+        )
+    check_user_id(target_id, field="target_id")

@@ -1,0 +1,56 @@
+"""A brute-force ``VectorIndex`` in numpy: the oracle the FAISS adapter is tested against, and
+the index unit tests of the use cases run on (no FAISS needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from worldbook.core.embed_text import best_chunk_scores, group_rows
+from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
+from worldbook.core.types import SemanticHit
+from worldbook.ports import Vectors
+
+Loader = Callable[[str], tuple[list[str], Vectors]]
+
+
+class BruteForceIndex:
+    """Scores every stored row against every query with a matrix product (no caching)."""
+
+    def __init__(
+        self, loader: Loader, *, combination: QueryCombination = DEFAULT_COMBINATION
+    ) -> None:
+        self._loader = loader
+        self._combination = combination
+        self.invalidated: list[str] = []
+
+    def search(self, book_ids: Sequence[str], queries: Vectors, k: int) -> list[SemanticHit]:
+        found: list[tuple[int, str, list[str], npt.NDArray[np.int64], Vectors]] = []
+        for position, book_id in enumerate(dict.fromkeys(book_ids)):
+            ids, matrix = self._loader(book_id)
+            if ids:
+                order, entries, starts = group_rows(ids)
+                rows = np.asarray((matrix[order] @ queries.T).T, dtype=np.float32)
+                found.append((position, book_id, entries, starts, rows))  # (messages, rows)
+        if not found:
+            return []
+        combined = combine_scores(
+            np.concatenate([scores for *_, scores in found], axis=1), self._combination
+        )
+        hits: list[tuple[float, int, str, str]] = []
+        offset = 0
+        for position, book_id, entries, starts, scores in found:
+            width = scores.shape[1]
+            best = best_chunk_scores(combined[offset : offset + width], starts)
+            offset += width
+            hits += [(float(s), position, e, book_id) for s, e in zip(best, entries, strict=True)]
+        hits.sort(key=lambda h: (-h[0], h[1], h[2]))
+        return [SemanticHit(book_id=b, entry_id=e, score=s) for s, _, e, b in hits[:k]]
+
+    def invalidate(self, book_id: str) -> None:
+        self.invalidated.append(book_id)
+
+    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
+        return frozenset(self._loader(book_id)[0])
