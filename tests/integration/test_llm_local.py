@@ -145,7 +145,7 @@ def test_http_and_cli_use_the_configured_server(
     }
     parts = make_components(tmp_path, **settings)
     try:
-        _, key = parts.store.create_api_key("tests")
+        _, key = parts.services.store.create_api_key("tests")
         with TestClient(create_app(components=parts), raise_server_exceptions=False) as client:
             alice = auth(key, "alice")
             created = client.post("/v1/books", json={"title": "Coast"}, headers=alice).json()
