@@ -45,8 +45,10 @@ import sqlalchemy as sa
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.types import Message, ModelProfile
+from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
-from worldbook.service.turns import BookSource, run_turn, select_turn
+from worldbook.service.indexing import index_now
+from worldbook.service.turns import TurnInput, run_turn, select_turn
 from worldbook.service.usage_recorder import UsageRecorder
 from worldbook.settings import WorldbookSettings
 
@@ -274,22 +276,26 @@ def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict
         try:
             rng = random.Random(7)
             print(f"[{backend}] building a {args.entries}-entry book …", flush=True)
-            book = parts.store.create_book("bench", BookDraft(title="Load world"))
+            book = parts.services.store.create_book("bench", BookDraft(title="Load world"))
             drafts = synthetic_drafts(args.entries, rng)
             for start in range(0, len(drafts), 500):
-                parts.store.add_entries(book.id, drafts[start : start + 500])
+                parts.services.store.add_entries(book.id, drafts[start : start + 500])
             started = time.perf_counter()
-            report = parts.index_now(book_id=book.id)
+            report = index_now(parts.services, book_id=book.id)
             out["index_seconds"] = round(time.perf_counter() - started, 1)
             out["indexed"] = len(report.indexed)
-            _, key = parts.store.create_api_key("bench")
+            _, key = parts.services.store.create_api_key("bench")
             titles = [d.title for d in drafts]
             source = BookSource(book_ids=(book.id,))
             profile = ModelProfile(input_window=32_000, supports_tools=True)
             turns = Turns(titles, seed=1)
             # Warm caches (lore book, FAISS index, matcher, tokenizer) once, like a live process.
             select_turn(
-                parts, user_id="bench", source=source, messages=turns.next(), profile=profile
+                parts.services,
+                user_id="bench",
+                source=source,
+                messages=turns.next(),
+                profile=profile,
             )
 
             print(
@@ -298,15 +304,17 @@ def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict
 
             def in_process(run: Run) -> None:
                 msgs = turns.next()
-                timed(
-                    run,
-                    lambda: (
-                        select_turn(
-                            parts, user_id="bench", source=source, messages=msgs, profile=profile
-                        )
-                        and None
-                    ),
-                )
+
+                def one_turn() -> None:
+                    select_turn(
+                        parts.services,
+                        user_id="bench",
+                        source=source,
+                        messages=msgs,
+                        profile=profile,
+                    )
+
+                timed(run, one_turn)
 
             out["in_process"] = run_for(args.seconds, args.clients, in_process).summary()
             out["usage_writer"] = drain(parts, out["in_process"]["turns"])
@@ -366,15 +374,17 @@ def bench_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict
 def drain(parts: Components, turns: int) -> dict[str, Any]:
     """Wait for the usage writer's backlog, so one phase does not slow the next, and say how
     far behind it was: the writer's sustained rate is turns written / (phase + drain) time."""
-    backlog = parts.usage.pending()
+    usage = parts.services.usage
+    assert isinstance(usage, UsageRecorder)
+    backlog = usage.pending()
     started = time.perf_counter()
-    parts.usage.flush(timeout=None)
+    usage.flush(timeout=None)
     return {
         "turns_recorded": turns,
         "backlog_at_end": backlog,
         "drain_seconds": round(time.perf_counter() - started, 2),
-        "dropped_total": parts.usage.dropped,
-        "write_transactions_total": parts.usage.writes,
+        "dropped_total": usage.dropped,
+        "write_transactions_total": usage.writes,
     }
 
 
@@ -393,11 +403,9 @@ def usage_cost(
             msgs = turns.next()
             start = time.perf_counter()
             run_turn(
-                parts,
+                parts.services,
                 user_id="bench",
-                source=source,
-                messages=msgs,
-                profile=profile,
+                turn=TurnInput(source, tuple(msgs), profile),
                 record_usage=record,
             )
             samples[record].append((time.perf_counter() - start) * 1000)

@@ -30,6 +30,7 @@ import bench_xquad as bx
 
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
+from worldbook.bench.xquad import BOOKS, LANGUAGES
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Vectors
 
@@ -68,12 +69,12 @@ def hits_per_conversation(
 ) -> dict[str, np.ndarray]:
     """scenario -> (conversations, combinations) of 0/1 "gold paragraph in the top 5", all 11
     non-English languages (English is the pool's own language, reported apart in bench_xquad)."""
-    books = [f"book-{b}" for b in range(bx.BOOKS)]
+    books = [f"book-{b}" for b in range(BOOKS)]
     indexes = [bx.engine_index(data, cache, model, c)[0] for c in COMBINATIONS]  # type: ignore[arg-type]
     out: dict[str, np.ndarray] = {}
     for scenario in ("drift", "follow-up"):
         rows: list[list[int]] = []
-        for lang in bx.LANGUAGES[1:]:
+        for lang in LANGUAGES[1:]:
             qs = data.questions[lang]
             rng = random.Random(f"{lang}-{scenario}{salt}")  # salt "" = bench_xquad's sample
             q_vectors = cache.embed_queries([q for _, q in qs])
@@ -117,7 +118,7 @@ def main() -> None:
         "machine": common.machine(),
         "versions": bx.versions(),
         "default": DEFAULT_COMBINATION.label,
-        "conversations_per_scenario": args.samples * args.per_lang * (len(bx.LANGUAGES) - 1),
+        "conversations_per_scenario": args.samples * args.per_lang * (len(LANGUAGES) - 1),
         "models": {},
     }
     for name, model_id in MODELS.items():

@@ -124,7 +124,11 @@ def test_prewarm_sheds_load_with_429(client: TestClient, alice: H, parts: Any) -
     services: Services = parts.services
     gate = threading.Event()
     real = services.prewarm._embed
-    services.prewarm._embed = lambda texts: gate.wait(10)  # type: ignore[method-assign]
+
+    def stuck(texts: object) -> None:
+        gate.wait(10)
+
+    services.prewarm._embed = stuck
     try:
         codes = [
             client.post(
@@ -142,7 +146,9 @@ def test_prewarm_sheds_load_with_429(client: TestClient, alice: H, parts: Any) -
         services.prewarm._embed = real  # type: ignore[method-assign]
 
 
-def test_health_and_ready_answer_while_every_worker_thread_is_busy(parts: Any, keys: Keys) -> None:
+def test_health_and_ready_answer_while_every_worker_thread_is_busy(
+    parts: Any, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     gate = threading.Event()
     real = contract.run_select
 
@@ -154,9 +160,9 @@ def test_health_and_ready_answer_while_every_worker_thread_is_busy(parts: Any, k
     with TestClient(app) as client:
         headers = auth(keys.valid, "alice")
         book = new_book(client, headers, entries=2)
-        from worldbook.api.routes import turns as route
+        import worldbook.api.routes.turns as route
 
-        route.run_select = stuck  # type: ignore[assignment]
+        monkeypatch.setattr(route, "run_select", stuck)
         try:
             body = _turn(book["id"])
             threads = [
@@ -176,7 +182,6 @@ def test_health_and_ready_answer_while_every_worker_thread_is_busy(parts: Any, k
             assert time.monotonic() - started < 3
         finally:
             gate.set()
-            route.run_select = real  # type: ignore[assignment]
             for thread in threads:
                 thread.join(30)
 

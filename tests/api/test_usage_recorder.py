@@ -166,10 +166,10 @@ def test_store_sums_match_record_turn_usage(store: SqlStore) -> None:
         store.record_turn_usage(book_ids, uses)
     before = {b.id: store.entry_usage(b.id) for b in books}
     store.add_usage_counts(*aggregate(turns))  # the same turns again, summed
-    for book in books:
-        assert store.book_turns(book.id) == 2 * sum(1 for t in turns if t[0] == (book.id,))
-        after = store.entry_usage(book.id)
-        for entry_id, old in before[book.id].items():
+    for record in books:
+        assert store.book_turns(record.id) == 2 * sum(1 for t in turns if t[0] == (record.id,))
+        after = store.entry_usage(record.id)
+        for entry_id, old in before[record.id].items():
             new = after[entry_id]
             for via in (*VIAS, "total"):
                 assert getattr(new, via) == 2 * getattr(old, via)

@@ -106,6 +106,7 @@ class Worker:
     def kill_all(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
+        self._out.close()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -286,7 +287,8 @@ def test_with_redis_down_turns_are_answered_and_indexing_resumes_when_it_returns
     assert set(_statuses(store, ids).values()) == {IndexStatus.QUEUED}
 
     # A turn is still answered, by names and list order (DESIGN §2 rule 6).
-    from worldbook.service.turns import BookSource, select_turn
+    from worldbook.service.cast import BookSource
+    from worldbook.service.turns import select_turn
 
     config = WorldbookSettings(
         database_url=db_url, broker_url=down_url, embedder="fake", data_dir=tmp_path / "data"

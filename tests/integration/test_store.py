@@ -49,7 +49,7 @@ def order(store: SqlStore, book_id: str) -> list[str]:
     return [e.id for e in store.list_entries(book_id)]
 
 
-def run_threads(count: int, work: Callable[[int], None]) -> list[BaseException]:
+def run_threads(count: int, work: Callable[[int], object]) -> list[BaseException]:
     errors: list[BaseException] = []
     barrier = threading.Barrier(count)
 
@@ -158,7 +158,7 @@ def test_copy_book(store: SqlStore) -> None:
     book = store.create_book("alice", BookDraft(title="Original", tags=["x"], settings={"a": 1}))
     ids = fill(store, book.id, 12)
     store.move_entries(book.id, [ids[5]], to="first")
-    vec = np.ones((1, 4), dtype=np.float32) / 2
+    vec = np.full((1, 4), 0.5, dtype=np.float32)
     entry = store.get_entry(ids[0])
     assert store.save_vectors(ids[0], "m", entry.content_hash, vec)
     store.update_book(book.id, visibility="public")

@@ -47,8 +47,7 @@ def test_a_turn_on_the_fakes_names_ranks_and_traces() -> None:
         profile=PROFILE,
     )
     body = result.to_json()
-    SelectionOut.model_validate(body)  # the JSON is the documented contract
-    titles = [e["title"] for e in body["injected"]]  # type: ignore[index]
+    titles = [e.title for e in SelectionOut.model_validate(body).injected]
     assert titles[0] == "Whispering Woods"
     assert "Secret" not in json.dumps(body)  # disabled: never anywhere, not even the trace
     assert services.store.book_turns(book_id) == 1  # usage counted (preview would not)

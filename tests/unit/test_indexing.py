@@ -69,6 +69,12 @@ class RecordingQueue:
     def healthy(self) -> bool:
         return not self.down
 
+    def pending(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.down = True
+
 
 def test_indexes_every_enabled_entry_once_and_only_once(store: SqlStore) -> None:
     book_id, ids = make_book(store, 7, disabled=[3])

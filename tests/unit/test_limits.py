@@ -186,13 +186,14 @@ def test_lone_surrogate_rejected() -> None:
 
 
 def test_entry_field_ranges() -> None:
-    for changes, field in [
+    cases: list[tuple[dict[str, object], str]] = [
         ({"probability": 101}, "entry.probability"),
         ({"selective_logic": 4}, "entry.selective_logic"),
         ({"role": "narrator"}, "entry.role"),
         ({"scan_depth": -1}, "entry.scan_depth"),
         ({"canon": "yes"}, "entry.canon"),
-    ]:
+    ]
+    for changes, field in cases:
         with pytest.raises(InvalidInput) as info:
             limits.validate_entry_draft(entry(**changes))
         assert info.value.field == field
@@ -255,7 +256,7 @@ def test_weighted_length_bounds(text: str) -> None:
     assert len(text) <= weighted_length(text) <= 2 * len(text)
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=130))
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=130))
 def test_title_accepted_iff_within_bounds(title: str) -> None:
     ok = (
         "\x00" not in title

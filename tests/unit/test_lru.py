@@ -48,9 +48,14 @@ def test_discard_where_drops_only_matching_keys() -> None:
 def test_get_or_compute_computes_once_and_counts_hits() -> None:
     cache: LRU[str, int] = LRU(4)
     calls: list[int] = []
-    assert cache.get_or_compute("k", lambda: calls.append(1) or 7) == 7
-    assert cache.get_or_compute("k", lambda: calls.append(1) or 8) == 7
-    assert calls == [1] and cache.hits == 1 and cache.misses == 1
+
+    def compute(value: int) -> int:
+        calls.append(value)
+        return value
+
+    assert cache.get_or_compute("k", lambda: compute(7)) == 7
+    assert cache.get_or_compute("k", lambda: compute(8)) == 7
+    assert calls == [7] and cache.hits == 1 and cache.misses == 1
 
 
 def test_bounds_must_make_sense() -> None:
