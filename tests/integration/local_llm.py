@@ -105,14 +105,17 @@ class LocalLLMServer:
     def stop(self) -> None:
         """SIGTERM to our own child's pid, then SIGKILL if it lingers."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def _serve(parent: int, context: int, seed: int) -> None:

@@ -10,6 +10,8 @@ fill is a clear 502-type error, not garbage.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -54,15 +56,23 @@ ENTRY_SCHEMA = {
 }
 
 
-def llm_for(server: LocalLLMServer, **kwargs: object) -> OpenAICompatibleLLM:
+def llm_for(server: LocalLLMServer, api_key: str | None = None) -> OpenAICompatibleLLM:
     return OpenAICompatibleLLM(
         server.base_url,
-        api_key=server.api_key,
+        api_key=api_key or server.api_key,
         context_tokens=server.context,
         max_output_tokens=1536,
         timeout_s=300,
-        **kwargs,  # type: ignore[arg-type]
     )
+
+
+@pytest.fixture()
+def llm(llm_server: LocalLLMServer) -> Iterator[OpenAICompatibleLLM]:
+    adapter = llm_for(llm_server)
+    try:
+        yield adapter
+    finally:
+        adapter.close()
 
 
 def ask(text: str, max_tokens: int = 120) -> LLMRequest:
@@ -85,8 +95,7 @@ def assert_book_contract(book: GeneratedBook, count: int) -> None:
     assert book.title and len(book.title) <= 120
 
 
-def test_schema_constrained_json_from_a_real_server(llm_server: LocalLLMServer) -> None:
-    llm = llm_for(llm_server)
+def test_schema_constrained_json_from_a_real_server(llm: OpenAICompatibleLLM) -> None:
     result = llm.complete(ask("Write one entry about a pirate harbor."))
     assert result.json_mode == "json_schema"  # the server accepted structured output
     assert isinstance(result.data, dict), result.text
@@ -94,18 +103,17 @@ def test_schema_constrained_json_from_a_real_server(llm_server: LocalLLMServer) 
     assert result.usage.output_tokens > 0
 
 
-def test_real_server_errors_are_typed(llm_server: LocalLLMServer) -> None:
-    with pytest.raises(LLMAuthFailed):
-        OpenAICompatibleLLM(llm_server.base_url, api_key="wrong").complete(ask("hi"))
+def test_real_server_errors_are_typed(llm_server: LocalLLMServer, llm: OpenAICompatibleLLM) -> None:
+    with closing(llm_for(llm_server, api_key="wrong")) as wrong, pytest.raises(LLMAuthFailed):
+        wrong.complete(ask("hi"))
     with pytest.raises(LLMContextTooLong):
-        llm_for(llm_server).complete(ask("word " * (llm_server.context + 500)))
+        llm.complete(ask("word " * (llm_server.context + 500)))
     with pytest.raises(LLMTruncated) as cut:
-        llm_for(llm_server).complete(ask("Write one entry about a pirate harbor.", max_tokens=6))
+        llm.complete(ask("Write one entry about a pirate harbor.", max_tokens=6))
     assert cut.value.partial  # what arrived before the cut (llama.cpp may open a ``` fence)
 
 
-def test_generate_keeps_the_contract_with_a_weak_model(llm_server: LocalLLMServer) -> None:
-    llm = llm_for(llm_server)
+def test_generate_keeps_the_contract_with_a_weak_model(llm: OpenAICompatibleLLM) -> None:
     try:
         # Seed 1 at temperature 1.3 gave SmolLM2 enough variety for 4 distinct entries when
         # this was written; other seeds end in LLMBadReply. Both branches are the contract.
@@ -120,10 +128,8 @@ def test_generate_keeps_the_contract_with_a_weak_model(llm_server: LocalLLMServe
     assert [e.title for e in imported.entries] == [e.title for e in book.entries]
 
 
-def test_split_rebuilds_the_text_whatever_the_model_proposes(
-    llm_server: LocalLLMServer,
-) -> None:
-    outcome = split_into_entries(TEXT, llm=llm_for(llm_server), seed=SEED)
+def test_split_rebuilds_the_text_whatever_the_model_proposes(llm: OpenAICompatibleLLM) -> None:
+    outcome = split_into_entries(TEXT, llm=llm, seed=SEED)
     assert outcome.split.joined() == TEXT
     assert outcome.method in ("llm", "headings")
     for part in outcome.split.parts:
@@ -136,14 +142,14 @@ def test_split_rebuilds_the_text_whatever_the_model_proposes(
 def test_http_and_cli_use_the_configured_server(
     llm_server: LocalLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = {
-        "llm_url": llm_server.base_url,
-        "llm_api_key": llm_server.api_key,
-        "llm_context_tokens": llm_server.context,
-        "llm_max_output_tokens": 1536,
-        "llm_timeout_s": 300,
-    }
-    parts = make_components(tmp_path, **settings)
+    parts = make_components(
+        tmp_path,
+        llm_url=llm_server.base_url,
+        llm_api_key=llm_server.api_key,
+        llm_context_tokens=llm_server.context,
+        llm_max_output_tokens=1536,
+        llm_timeout_s=300,
+    )
     try:
         _, key = parts.services.store.create_api_key("tests")
         with TestClient(create_app(components=parts), raise_server_exceptions=False) as client:

@@ -92,9 +92,14 @@ def test_a_failing_model_falls_back_and_says_why() -> None:
 
 def test_over_the_limit_writes_nothing_and_calls_nothing() -> None:
     added: list[list[EntryDraft]] = []
+
+    def add(drafts: list[EntryDraft]) -> list[str]:
+        added.append(drafts)
+        return []
+
     llm = ScriptedLLM([])
     with pytest.raises(LimitExceeded, match="text to split into entries"):
-        split_into_entries("a" * 40_001, llm=llm, add_entries=lambda d: added.append(d) or [])
+        split_into_entries("a" * 40_001, llm=llm, add_entries=add)
     assert added == [] and llm.requests == []
 
 

@@ -14,11 +14,12 @@ from typing import Annotated
 import typer
 
 from worldbook.adapters.formats.jsontext import decode_text
-from worldbook.adapters.llm import build_llm
+from worldbook.adapters.llm import build_llm, close_llm
 from worldbook.cli.context import emit_json, handle_errors, open_services, settings
 from worldbook.core.drafts import EntryDraft
 from worldbook.core.limits import LIMITS
 from worldbook.errors import InvalidInput, PayloadTooLarge
+from worldbook.llm_port import LLM
 from worldbook.service import library
 from worldbook.service.generate import COUNT_DEFAULT, generate_book
 from worldbook.service.split_text import SplitOutcome, split_into_entries
@@ -39,7 +40,11 @@ def generate_command(
 ) -> None:
     """Write a draft world book with the configured language model (WORLDBOOK_LLM_URL);
     nothing is saved: save the --json output and run `worldbook import` on it."""
-    book = generate_book(build_llm(settings()), premise, count=count, language=language, seed=seed)
+    llm = build_llm(settings())
+    try:
+        book = generate_book(llm, premise, count=count, language=language, seed=seed)
+    finally:
+        close_llm(llm)
     if as_json:
         emit_json(book.to_json())
         return
@@ -85,6 +90,21 @@ def split_command(
         raise InvalidInput("--save needs --book ID (the book to add the entries to).", field="book")
     text = _read_text(file)
     llm = None if no_llm else build_llm(settings())
+    try:
+        _split(text, book, save, llm, seed, user, as_json)
+    finally:
+        close_llm(llm)
+
+
+def _split(
+    text: str,
+    book: str | None,
+    save: bool,
+    llm: LLM | None,
+    seed: int | None,
+    user: str | None,
+    as_json: bool,
+) -> None:
     if book is None:
         _print(split_into_entries(text, llm=llm, seed=seed), as_json)
         return

@@ -15,7 +15,14 @@ from worldbook.errors import LLMNotConfigured
 from worldbook.llm_port import LLM
 from worldbook.settings import WorldbookSettings
 
-__all__ = ["AnthropicLLM", "OpenAICompatibleLLM", "build_llm", "provider_of"]
+__all__ = ["AnthropicLLM", "OpenAICompatibleLLM", "build_llm", "close_llm", "provider_of"]
+
+
+def close_llm(llm: object) -> None:
+    """Release an adapter's connections (the port itself has no ``close``: fakes need none)."""
+    close = getattr(llm, "close", None)
+    if callable(close):
+        close()
 
 
 def provider_of(settings: WorldbookSettings) -> str:

@@ -8,11 +8,13 @@ plain ``def`` and run in the thread pool.
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 
-from worldbook.adapters.llm import build_llm
+from worldbook.adapters.llm import build_llm, close_llm
 from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas_authoring import (
@@ -27,8 +29,17 @@ from worldbook.service import library
 from worldbook.service.generate import generate_book
 from worldbook.service.split_text import split_into_entries
 
-router = APIRouter(tags=["authoring"])
 _build_lock = threading.Lock()
+
+
+@asynccontextmanager
+async def _close_llm_at_shutdown(app: FastAPI) -> AsyncIterator[None]:
+    """The model's connections close with the app (FastAPI merges router lifespans)."""
+    yield
+    close_llm(getattr(app.state, "llm", None))
+
+
+router = APIRouter(tags=["authoring"], lifespan=_close_llm_at_shutdown)
 
 
 async def get_llm(request: Request, services: ServicesDep) -> LLM | None:
