@@ -146,3 +146,15 @@ def test_split_can_skip_the_model(app: FastAPI, client: TestClient, alice: dict[
     body = {"text": TEXT, "use_llm": False}
     response = client.post(f"/v1/books/{created['id']}/split", json=body, headers=alice)
     assert response.json()["method"] == "headings" and llm.requests == []
+
+
+def test_the_apps_model_is_closed_at_shutdown(app: FastAPI) -> None:
+    closed: list[bool] = []
+
+    class Closable(ScriptedLLM):
+        def close(self) -> None:
+            closed.append(True)
+
+    with TestClient(app):
+        app.state.llm = Closable([])
+    assert closed == [True]
