@@ -70,3 +70,16 @@ def test_vector_storage_top5_above_threshold() -> None:
     assert [i for i, _ in ranked] == [0, 5, 1, 2, 3]
     low = vector_storage_ranking(vectors, np.full(8, 0.2, dtype=np.float32))
     assert low == []
+
+
+def test_recursive_scan_follows_content_for_at_most_the_given_passes() -> None:
+    chain = [
+        PeerEntry("a", "Alpha names Beta.", 5, keys=("Alpha",)),
+        PeerEntry("b", "Beta names Gamma.", 5, keys=("Beta",)),
+        PeerEntry("c", "Gamma ends.", 5, keys=("Gamma",)),
+        PeerEntry("k", "always", 5, constant=True),
+    ]
+    scan = KeywordScan(chain)
+    assert scan.activated_recursive(["old", "Alpha here"], scan_depth=1) == [0, 3, 1, 2]
+    assert scan.activated_recursive(["Alpha here"], scan_depth=1, max_passes=2) == [0, 3, 1]
+    assert scan.activated_recursive(["Alpha here", "later"], scan_depth=1) == [3]

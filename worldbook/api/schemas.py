@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from worldbook.adapters.store import BookRecord, EntryRecord
+from worldbook.core.drafts import ENTRY_LIST_FIELDS
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 from worldbook.errors import InvalidInput
 from worldbook.service.contract import ID_PATTERN, Id, Request, TargetId
@@ -241,7 +242,7 @@ class EntryOut(EntryFields):
             if name not in ("usage", "tokens")
         }
         values.update(tokens=tokens, usage=usage)
-        for name in ("aliases", "keys", "secondary_keys", "decorators"):
+        for name in ENTRY_LIST_FIELDS:
             values[name] = list(values[name])
         return cls.model_validate(values)
 

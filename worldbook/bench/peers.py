@@ -116,6 +116,38 @@ class KeywordScan:
     def select(self, messages: Sequence[str], budget: int) -> list[PeerEntry]:
         return budget_by_order([self.entries[i] for i in self.activated(messages)], budget)
 
+    def activated_recursive(
+        self, messages: Sequence[str], scan_depth: int, max_passes: int = 3
+    ) -> list[int]:
+        """The same scan with SillyTavern's recursion (§1.1): each pass tests every key of every
+        entry not yet activated against the last ``scan_depth`` messages plus the content of the
+        entries activated so far, until a pass adds nothing or ``max_passes`` passes ran."""
+        raw = "\n".join(messages[-scan_depth:]) if scan_depth > 0 else ""
+        fired: list[int] = []
+        done: set[int] = set()
+        for _ in range(max_passes):
+            buffer = raw.lower()
+            new: list[int] = []
+            for i, entry in enumerate(self.entries):
+                if i in done:
+                    continue
+                if entry.constant or self._fires(i, buffer, raw):
+                    new.append(i)
+            if not new:
+                break
+            done.update(new)
+            fired += new
+            raw = "\n".join([raw, *(self.entries[i].content for i in new)])
+        return fired
+
+    def _fires(self, i: int, buffer: str, raw: str) -> bool:
+        if not any(k.search(buffer, raw) for k in self._keys[i]):
+            return False
+        if not self._secondary[i]:
+            return True
+        hits = [k.search(buffer, raw) for k in self._secondary[i]]
+        return _filter_ok(hits, self.entries[i].selective_logic)
+
 
 def _filter_ok(hits: list[bool], logic: int) -> bool:
     if logic == 1:  # NOT ALL

@@ -7,10 +7,12 @@ switched or exported without loss; ``extensions`` keeps fields from other tools 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from worldbook.core.types import BookMode, Role, Visibility
+from worldbook.errors import InvalidInput
 
 JSONDict = dict[str, Any]
 
@@ -53,3 +55,29 @@ class BookDraft:
     mode: BookMode = BookMode.WORLD
     settings: JSONDict = field(default_factory=dict)  # classic: scan_depth, token_budget, recursive
     extensions: JSONDict = field(default_factory=dict)
+
+
+ENTRY_FIELDS = frozenset(EntryDraft.__dataclass_fields__)
+"""Every field of an entry a person or an importer sets: the one list the store, the API and
+the fakes take their field names from."""
+ENTRY_LIST_FIELDS = ("aliases", "keys", "secondary_keys", "decorators")
+"""The entry fields that hold lists (tuples in records)."""
+BOOK_FIELDS = frozenset(BookDraft.__dataclass_fields__)
+
+
+def check_known_fields(changes: Mapping[str, Any], known: Collection[str], *, kind: str) -> None:
+    """Reject an update naming a field the ``kind`` (book, entry) does not have."""
+    unknown = sorted(set(changes) - set(known))
+    if unknown:
+        raise InvalidInput(
+            f"unknown {kind} field {unknown[0]!r}; known: {', '.join(sorted(known))}.",
+            field=unknown[0],
+        )
+
+
+def entry_values(draft: EntryDraft) -> dict[str, Any]:
+    """The draft's fields as a dict, list fields as tuples (the records' form)."""
+    values = asdict(draft)
+    for name in ENTRY_LIST_FIELDS:
+        values[name] = tuple(values[name])
+    return values

@@ -12,16 +12,17 @@ the Unicode East Asian Width property (UAX #11, values ``W`` and ``F``).
 
 from __future__ import annotations
 
-import json
-import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.json_limits import check_clean_text, check_json_value
 from worldbook.core.types import BookMode, Role, Visibility
 from worldbook.errors import InvalidInput, LimitExceeded
+
+__all__ = ["check_clean_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,8 @@ class Limits:
     json_bytes_max: int = 262_144
 
 
+INT32_MAX = 2**31 - 1
+
 LIMITS = Limits()
 """The limits in force; pass another :class:`Limits` only in tests."""
 
@@ -74,20 +77,6 @@ def weighted_length(text: str) -> int:
 
 def _n(value: int) -> str:
     return f"{value:,}"
-
-
-def check_clean_text(value: str, *, field: str) -> None:
-    """Reject NUL characters and lone surrogates (text that is not valid UTF-8)."""
-    if "\x00" in value:
-        raise InvalidInput(f"{field} contains a NUL character; remove it.", field=field)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(
-            f"{field} is not valid UTF-8 text (lone surrogate at position {exc.start}); "
-            "re-encode the source as UTF-8.",
-            field=field,
-        ) from exc
 
 
 def check_text(
@@ -159,50 +148,10 @@ def _check_str_list(
 
 
 def check_json_text(value: object, *, field: str, limits: Limits = LIMITS) -> None:
-    """Check a JSON value kept verbatim: at most ``json_depth_max`` levels deep, at most
-    ``json_bytes_max`` bytes as JSON, finite numbers, and no NUL characters or lone surrogates.
-
-    Walked with an explicit stack, so a hostile depth cannot exhaust Python's recursion limit
-    before it is refused.
-    """
-    stack: list[tuple[object, str, int]] = [(value, field, 1)]
-    while stack:
-        item, where, depth = stack.pop()
-        if isinstance(item, str):
-            check_clean_text(item, field=where)
-            continue
-        if isinstance(item, float) and not math.isfinite(item):
-            raise InvalidInput(
-                f"{where} must be a finite number (no NaN or Infinity).", field=where
-            )
-        children: list[tuple[object, str]] = []
-        if isinstance(item, Mapping):
-            for key, child in item.items():
-                check_clean_text(str(key), field=where)
-                children.append((child, f"{where}.{key}"))
-        elif isinstance(item, list | tuple):
-            children = [(child, f"{where}[{i}]") for i, child in enumerate(item)]
-        if children and depth >= limits.json_depth_max:
-            raise LimitExceeded(
-                limit="JSON nesting depth",
-                allowed=f"at most {limits.json_depth_max} levels",
-                actual=f"more than {limits.json_depth_max} levels",
-                field=field,
-                hint="Flatten the object.",
-            )
-        stack.extend((child, path, depth + 1) for child, path in children)
-    try:
-        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{field} must be plain JSON ({exc}).", field=field) from exc
-    if size > limits.json_bytes_max:
-        raise LimitExceeded(
-            limit="JSON object size",
-            allowed=f"at most {_n(limits.json_bytes_max)} bytes",
-            actual=f"{_n(size)} bytes",
-            field=field,
-            hint="Keep large data outside worldbook.",
-        )
+    """A JSON object kept verbatim, within the depth and size limits (see json_limits)."""
+    check_json_value(
+        value, field=field, depth_max=limits.json_depth_max, bytes_max=limits.json_bytes_max
+    )
 
 
 def _check_int(value: object, *, field: str, low: int | None, high: int | None) -> None:
@@ -311,6 +260,12 @@ def validate_entry_draft(
     check_text(
         draft.comment, field=f"{field}.comment", limit="entry comment", max_len=limits.lore_max
     )
+    _check_classic_fields(draft, field=field, limits=limits)
+    check_json_text(draft.extensions, field=f"{field}.extensions", limits=limits)
+
+
+def _check_classic_fields(draft: EntryDraft, *, field: str, limits: Limits) -> None:
+    """The DESIGN §3 fields of an entry (kept in every mode, so a book can switch)."""
     for name in ("keys", "secondary_keys", "decorators"):
         values = getattr(draft, name)
         if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
@@ -326,8 +281,9 @@ def validate_entry_draft(
                 f"{field}.{name} must be true, false or null.", field=f"{field}.{name}"
             )
     _check_int(draft.selective_logic, field=f"{field}.selective_logic", low=0, high=3)
-    _check_int(draft.order, field=f"{field}.order", low=None, high=None)
-    _check_int(draft.priority, field=f"{field}.priority", low=None, high=None)
+    # 32-bit columns: a larger number must be a 422 here, not a database error later.
+    _check_int(draft.order, field=f"{field}.order", low=-INT32_MAX, high=INT32_MAX)
+    _check_int(draft.priority, field=f"{field}.priority", low=-INT32_MAX, high=INT32_MAX)
     _check_int(draft.probability, field=f"{field}.probability", low=0, high=limits.probability_max)
     if draft.scan_depth is not None:
         _check_int(draft.scan_depth, field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max)
@@ -335,7 +291,6 @@ def validate_entry_draft(
         raise InvalidInput(
             f"{field}.role must be one of {', '.join(sorted(_ROLES))}.", field=f"{field}.role"
         )
-    check_json_text(draft.extensions, field=f"{field}.extensions")
 
 
 def validate_entry_drafts(

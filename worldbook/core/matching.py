@@ -117,6 +117,18 @@ def match_form(text: str) -> str:
     return f" {_split_classes(normalize(text))} "
 
 
+def spaced_form(norm: str) -> str:
+    """An already normalised text with class boundaries spaced and padded (the classic engine
+    builds it from :func:`normalize` or :func:`normalize_keep_case`)."""
+    return f" {_split_classes(norm)} "
+
+
+def char_class(char: str) -> str:
+    """``"W"`` word character of a spaced script, ``"U"`` character of an unspaced script,
+    ``"P"`` punctuation or symbol, ``" "`` whitespace."""
+    return _CLASSES[ord(char)]
+
+
 @lru_cache(maxsize=1 << 17)
 def _alias_form(alias: str) -> str:
     """An alias as loaded in the automaton: edges in unspaced scripts are left open.
@@ -144,6 +156,12 @@ def normalize(text: str) -> str:
     # casefold can produce decomposed sequences (e.g. "İ" → "i̇"); recompose once more.
     folded = unicodedata.normalize("NFC", folded)
     return _SPACES.sub(" ", folded).strip()
+
+
+def normalize_keep_case(text: str) -> str:
+    """:func:`normalize` without case folding (case-sensitive classic keys)."""
+    kept = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
+    return _SPACES.sub(" ", kept).strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ Measured in benchmarks/bench_ordering.py; the decision is in docs/decisions.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
 
 from worldbook.errors import EntryNotFound, InvalidInput
 
@@ -36,6 +36,56 @@ def parse_target(target: object) -> Target:
     )
 
 
+class OrderView(Protocol):
+    """The positions of a book's entries that are NOT moving, as a store can read them cheaply:
+    the ends, one entry's position, and the nearest neighbours of a position."""
+
+    def lowest(self) -> int | None: ...
+    def highest(self) -> int | None: ...
+    def position_of(self, entry_id: str) -> int | None: ...
+    def below(self, position: int) -> int | None: ...
+    def above(self, position: int) -> int | None: ...
+
+
+def gap_for(target: Target, view: OrderView) -> tuple[int | None, int | None]:
+    """The neighbours ``(lo, hi)`` between which moved entries go (None = that end is open).
+
+    The one reading of a target, shared by every store: "first" goes before the lowest,
+    "last" after the highest, before/after an anchor between it and its neighbour."""
+    if target == "first":
+        return None, view.lowest()
+    if target == "last":
+        return view.highest(), None
+    side, anchor = target
+    at = view.position_of(anchor)
+    if at is None:
+        raise EntryNotFound(f"entry {anchor!r} is not in this book or is being moved.", field="to")
+    return (view.below(at), at) if side == "before" else (at, view.above(at))
+
+
+class ListOrder:
+    """An :class:`OrderView` over an in-memory list of ``(id, position)`` in list order."""
+
+    def __init__(self, order: Sequence[tuple[str, int]]) -> None:
+        self._positions = [p for _, p in order]
+        self._of = dict(order)
+
+    def lowest(self) -> int | None:
+        return self._positions[0] if self._positions else None
+
+    def highest(self) -> int | None:
+        return self._positions[-1] if self._positions else None
+
+    def position_of(self, entry_id: str) -> int | None:
+        return self._of.get(entry_id)
+
+    def below(self, position: int) -> int | None:
+        return max((p for p in self._positions if p < position), default=None)
+
+    def above(self, position: int) -> int | None:
+        return min((p for p in self._positions if p > position), default=None)
+
+
 def place(
     order: Sequence[tuple[str, int]], moving: Sequence[str], target: Target
 ) -> dict[str, int]:
@@ -50,29 +100,27 @@ def place(
         id → new position for every row whose position changes (only the moved ones, unless the
         gap was exhausted and the whole book is renumbered).
     """
-    k = len(moving)
-    if k == 0:
+    if not moving:
         return {}
-    if target == "first":
-        index = 0
-    elif target == "last":
-        index = len(order)
-    else:
-        side, anchor = target
-        at = next((i for i, (eid, _) in enumerate(order) if eid == anchor), None)
-        if at is None:
-            raise EntryNotFound(
-                f"entry {anchor!r} is not in this book or is being moved.", field="to"
-            )
-        index = at if side == "before" else at + 1
-    lo = order[index - 1][1] if index > 0 else None
-    hi = order[index][1] if index < len(order) else None
+    lo, hi = gap_for(target, ListOrder(order))
+    return spread_or_renumber(lo, hi, moving, lambda: order)
+
+
+def spread_or_renumber(
+    lo: int | None,
+    hi: int | None,
+    moving: Sequence[str],
+    read_order: Callable[[], Sequence[tuple[str, int]]],
+) -> dict[str, int]:
+    """Positions for ``moving`` inside the gap, or — when the gap is used up — fresh positions
+    for the whole book (``read_order()``: the non-moving entries, read only in that case)."""
     spread = spread_between(lo, hi, moving)
     if spread is not None:
         return spread
-    return renumber(
-        [eid for eid, _ in order[:index]] + list(moving) + [e for e, _ in order[index:]]
-    )
+    order = list(read_order())
+    index = sum(1 for _, p in order if lo is not None and p <= lo)
+    ids = [e for e, _ in order]
+    return renumber([*ids[:index], *moving, *ids[index:]])
 
 
 def spread_between(lo: int | None, hi: int | None, moving: Sequence[str]) -> dict[str, int] | None:

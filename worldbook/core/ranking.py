@@ -120,6 +120,34 @@ def rank_candidates(
     notes: list[str],
 ) -> list[Candidate]:
     """Every candidate of the large books, best first; records why capped ones were dropped."""
+    ranked = _Ranked()
+    user_hits, reply_hits = _literal_hits(turn, large, cache)
+    _take_literals(user_hits, reply_hits, rules, ranked, record)
+    for cand in _semantic(turn, large, cache, record):
+        if (cand.book.id, cand.entry.id) not in ranked.taken:
+            ranked.take(cand)
+    _fallback(large, rules, ranked, notes)
+    return ranked.items
+
+
+class _Ranked:
+    """The ranking so far: candidates in order, and which (book, entry) pairs are in it."""
+
+    def __init__(self) -> None:
+        self.items: list[Candidate] = []
+        self.taken: set[tuple[str, str]] = set()
+
+    def take(self, cand: Candidate) -> None:
+        self.items.append(cand)
+        self.taken.add((cand.book.id, cand.entry.id))
+
+
+Hits = list[tuple[_SortKey, Candidate]]
+
+
+def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tuple[Hits, Hits]:
+    """Entries named in the last user message, and (not already named there) in the book's
+    character's last two replies; each book's ``matched`` flag is set."""
     messages = turn.messages
     user_idx = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None
@@ -131,36 +159,33 @@ def rank_candidates(
             normalised[i] = match_form(messages[i].content)
         return normalised[i]
 
-    user_hits: list[tuple[_SortKey, Candidate]] = []
-    reply_hits: list[tuple[_SortKey, Candidate]] = []
+    user_hits: Hits = []
+    reply_hits: Hits = []
     for lb in large:
         matcher = cache.get(lb.book)
-        in_user: set[str] = set()
-        if user_idx is not None:
-            for m in matcher.find(norm(user_idx), prepared=True):
-                entry = lb.entry_at(m.position, m.entry_id)
-                if entry is not None:
-                    in_user.add(entry.id)
-                    why = f"literal: named as '{m.alias}' in the last user message"
-                    cand = Candidate(lb.book, entry, Via.LITERAL, why)
-                    user_hits.append(((0.0, lb.position, m.position, entry.id), cand))
+        named: set[str] = set()
+        sources = [(user_idx, "in the last user message")] if user_idx is not None else []
         for i in _replies(messages, lb.book.character):
             who = messages[i].name or lb.book.character or "the character"
+            sources.append((i, f"in {who}'s reply"))
+        for i, where in sources:
+            hits = user_hits if i == user_idx else reply_hits
             for m in matcher.find(norm(i), prepared=True):
                 entry = lb.entry_at(m.position, m.entry_id)
-                if entry is not None and entry.id not in in_user:
-                    in_user.add(entry.id)
-                    why = f"literal: named as '{m.alias}' in {who}'s reply"
+                if entry is not None and entry.id not in named:
+                    named.add(entry.id)
+                    why = f"literal: named as '{m.alias}' {where}"
                     cand = Candidate(lb.book, entry, Via.LITERAL, why)
-                    reply_hits.append(((0.0, lb.position, m.position, entry.id), cand))
-        lb.matched = bool(in_user)
+                    hits.append(((0.0, lb.position, m.position, entry.id), cand))
+        lb.matched = bool(named)
+    return user_hits, reply_hits
 
-    ranked: list[Candidate] = []
-    taken: set[tuple[str, str]] = set()
 
-    def take(cand: Candidate) -> None:
-        ranked.append(cand)
-        taken.add((cand.book.id, cand.entry.id))
+def _take_literals(
+    user_hits: Hits, reply_hits: Hits, rules: SelectionRules, ranked: _Ranked, record: Record
+) -> None:
+    """DESIGN §2 rule 5 caps: at most ``literal_max``, of them at most
+    ``literal_from_replies_max`` from replies; the user's message first."""
 
     def over_cap(cand: Candidate) -> None:
         e = cand.entry
@@ -174,22 +199,24 @@ def rank_candidates(
         )
 
     for _, cand in sorted(user_hits, key=lambda h: h[0]):
-        if len(ranked) < rules.literal_max:
-            take(cand)
+        if len(ranked.items) < rules.literal_max:
+            ranked.take(cand)
         else:
             over_cap(cand)
     from_replies = 0
     for _, cand in sorted(reply_hits, key=lambda h: h[0]):
-        if len(ranked) < rules.literal_max and from_replies < rules.literal_from_replies_max:
-            take(cand)
+        if len(ranked.items) < rules.literal_max and from_replies < rules.literal_from_replies_max:
+            ranked.take(cand)
             from_replies += 1
         else:
             over_cap(cand)
 
-    for cand in _semantic(turn, large, cache, record):
-        if (cand.book.id, cand.entry.id) not in taken:
-            take(cand)
 
+def _fallback(
+    large: list[LargeBook], rules: SelectionRules, ranked: _Ranked, notes: list[str]
+) -> None:
+    """DESIGN §2 rule 6: a large book that is not mostly indexed and matched nothing this
+    turn offers its entries in plain list order."""
     slots = rules.full_entries_max + rules.index_topics_max
     for lb in large:
         if lb.matched:
@@ -207,10 +234,9 @@ def rank_candidates(
         for entry in lb.book.entries:
             if added >= slots:
                 break
-            if entry.enabled and not entry.canon and (lb.book.id, entry.id) not in taken:
-                take(Candidate(lb.book, entry, Via.ORDER, why))
+            if entry.enabled and not entry.canon and (lb.book.id, entry.id) not in ranked.taken:
+                ranked.take(Candidate(lb.book, entry, Via.ORDER, why))
                 added += 1
-    return ranked
 
 
 def _semantic(

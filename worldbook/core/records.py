@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from worldbook.core.drafts import BookDraft, EntryDraft, JSONDict
+from worldbook.core.drafts import ENTRY_FIELDS, ENTRY_LIST_FIELDS, BookDraft, EntryDraft, JSONDict
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 
 TargetKind = Literal["character", "story", "novel"]
@@ -106,9 +106,9 @@ class EntryRecord:
 
     def to_draft(self) -> EntryDraft:
         values: dict[str, Any] = {}
-        for name in EntryDraft.__dataclass_fields__:
+        for name in ENTRY_FIELDS:
             value = getattr(self, name)
-            values[name] = list(value) if isinstance(value, tuple) else value
+            values[name] = list(value) if name in ENTRY_LIST_FIELDS else value
         values["extensions"] = dict(self.extensions)
         return EntryDraft(**values)
 

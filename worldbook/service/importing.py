@@ -15,7 +15,9 @@ from typing import Literal
 
 from worldbook.adapters.formats import export_book, parse_book
 from worldbook.core import limits
+from worldbook.core.drafts import EntryDraft
 from worldbook.core.limits import LIMITS
+from worldbook.core.records import ImportJobRecord
 from worldbook.core.types import BookMode
 from worldbook.errors import WorldbookError
 from worldbook.service.access import require_view
@@ -79,32 +81,41 @@ def import_book(
         except WorldbookError:
             services.store.purge_book(book.id)
             raise
-    book_id = job.book_id
-    done = job.done_entries
-    size = LIMITS.import_batch
     try:
-        while done < total:
-            batch = parsed.entries[done : done + size]
-            added = services.store.add_entries(book_id, batch, import_job_id=job.id)
-            services.enqueue([e.id for e in added])
-            done += len(batch)
-            if on_batch is not None:
-                on_batch(done, total)
+        _add_batches(services, job, parsed.entries, on_batch)
     except WorldbookError:
-        if done == 0 and not resumed:
+        if not resumed and services.store.get_import_job(job.id).done_entries == 0:
             # Nothing of this import landed: leave no empty book behind.
-            services.store.purge_book(book_id)
+            services.store.purge_book(job.book_id)
         raise
     services.store.finish_import_job(job.id)
-    book = services.store.get_book(book_id)
+    book = services.store.get_book(job.book_id)
     return ImportResult(
-        book_id=book_id,
+        book_id=job.book_id,
         title=book.title,
         entries=total,
         format=parsed.format,
         warnings=tuple(parsed.warnings),
         resumed=resumed,
     )
+
+
+def _add_batches(
+    services: Services,
+    job: ImportJobRecord,
+    entries: list[EntryDraft],
+    on_batch: Callable[[int, int], None] | None,
+) -> None:
+    """Add what the job has not added yet, one import batch per transaction (each advances the
+    job in the same transaction, so a resumed import never adds a batch twice)."""
+    done, total, size = job.done_entries, len(entries), LIMITS.import_batch
+    while done < total:
+        batch = entries[done : done + size]
+        added = services.store.add_entries(job.book_id, batch, import_job_id=job.id)
+        services.enqueue([e.id for e in added])
+        done += len(batch)
+        if on_batch is not None:
+            on_batch(done, total)
 
 
 def export(services: Services, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from worldbook.core import limits
-from worldbook.core.drafts import BookDraft
+from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields
 from worldbook.core.records import (
     TARGET_KINDS,
     ApiKeyRecord,
@@ -24,7 +24,6 @@ from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput
 
 _KEY_PREFIX = "wb_"
 _PREFIX_LEN = 10
-_BOOK_FIELDS = frozenset(BookDraft.__dataclass_fields__)
 
 
 def new_id() -> str:
@@ -163,12 +162,7 @@ class BookTable:
         raise NotImplementedError  # the entry side knows the lore
 
     def update_book(self, book_id: str, **changes: Any) -> BookRecord:
-        unknown = sorted(set(changes) - _BOOK_FIELDS)
-        if unknown:
-            raise InvalidInput(
-                f"unknown book field {unknown[0]!r}; known: {', '.join(sorted(_BOOK_FIELDS))}.",
-                field=unknown[0],
-            )
+        check_known_fields(changes, BOOK_FIELDS, kind="book")
         with self._lock:
             book = self._live_book(book_id)
             draft = book.to_draft()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -12,6 +12,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.engine import create_engine, is_postgres
+from worldbook.core.drafts import ENTRY_LIST_FIELDS
 from worldbook.core.records import BookRecord, EntryRecord, now, utc
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import BookNotFound, InvalidInput
@@ -46,16 +47,6 @@ def check_ids(ids: Sequence[str], *, field: str = "ids") -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def check_known_fields(changes: Mapping[str, Any], known: Collection[str], *, kind: str) -> None:
-    """Reject an update naming a field the ``kind`` (book, entry) does not have."""
-    unknown = sorted(set(changes) - set(known))
-    if unknown:
-        raise InvalidInput(
-            f"unknown {kind} field {unknown[0]!r}; known: {', '.join(sorted(known))}.",
-            field=unknown[0],
-        )
-
-
 def book_record(row: Mapping[Any, Any]) -> BookRecord:
     return BookRecord(
         id=row["id"],
@@ -76,12 +67,9 @@ def book_record(row: Mapping[Any, Any]) -> BookRecord:
     )
 
 
-_TUPLES = ("aliases", "keys", "secondary_keys", "decorators")
-
-
 def entry_record(row: Mapping[Any, Any]) -> EntryRecord:
     values = {c.name: row[c.name] for c in t.entries.columns}
-    for name in _TUPLES:
+    for name in ENTRY_LIST_FIELDS:
         values[name] = tuple(values[name])
     values["extensions"] = dict(values["extensions"])
     values["index_status"] = IndexStatus(values["index_status"])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,29 +12,24 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import (
     StoreBase,
     book_record,
-    check_known_fields,
     check_user_id,
     new_id,
 )
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
-from worldbook.core.drafts import BookDraft
+from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields
 from worldbook.core.ordering import GAP
 from worldbook.core.records import (
-    TARGET_KINDS,
     ApiKeyRecord,
-    AttachmentRecord,
     BookRecord,
-    TargetKind,
     now,
     utc,
 )
 from worldbook.core.types import BookMode, Visibility
-from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput, LimitExceeded
+from worldbook.errors import BookNotFound, InvalidInput, LimitExceeded
 
 KEY_PREFIX = "wb_"
 _PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
-BOOK_FIELDS = frozenset(BookDraft.__dataclass_fields__)
 
 
 def _hash_secret(plaintext: str) -> str:
@@ -58,66 +51,6 @@ def _norm_tag(tag: str) -> str:
 
 
 class BooksMixin(StoreBase):
-    # --- users and API keys ----------------------------------------------------------------
-
-    def ensure_user(self, user_id: str) -> None:
-        """Create the user row if it does not exist (idempotent, race-free)."""
-        check_user_id(user_id)
-        with write_tx(self._engine) as conn:
-            self._ensure_user(conn, user_id)
-
-    def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
-        """A new key; the plaintext is returned once and only its sha256 is stored."""
-        limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
-        plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
-        row = {
-            "id": new_id(),
-            "name": name,
-            "secret_sha256": _hash_secret(plaintext),
-            "prefix": plaintext[:_PREFIX_LEN],
-            "created_at": now(),
-            "revoked_at": None,
-        }
-        with write_tx(self._engine) as conn:
-            conn.execute(sa.insert(t.api_keys).values(**row))
-        return _key_record(row), plaintext
-
-    def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
-        """The key record for a presented secret, or None (unknown or revoked)."""
-        if not isinstance(plaintext, str) or not plaintext.startswith(KEY_PREFIX):
-            return None
-        digest = _hash_secret(plaintext)
-        with read_tx(self._engine) as conn:
-            rows = conn.execute(
-                sa.select(t.api_keys).where(t.api_keys.c.prefix == plaintext[:_PREFIX_LEN])
-            ).mappings()
-            found = None
-            for row in rows:
-                # Constant-time compare, so timing reveals nothing about stored hashes.
-                if hmac.compare_digest(row["secret_sha256"], digest):
-                    found = row
-        if found is None or found["revoked_at"] is not None:
-            return None
-        return _key_record(found)
-
-    def revoke_api_key(self, key_id: str) -> ApiKeyRecord:
-        with write_tx(self._engine) as conn:
-            conn.execute(
-                sa.update(t.api_keys)
-                .where(t.api_keys.c.id == key_id, t.api_keys.c.revoked_at.is_(None))
-                .values(revoked_at=now())
-            )
-            row = conn.execute(sa.select(t.api_keys).where(t.api_keys.c.id == key_id)).mappings()
-            found = row.first()
-            if found is None:
-                raise ApiKeyNotFound(f"API key {key_id!r} does not exist.", field="key_id")
-            return _key_record(found)
-
-    def list_api_keys(self) -> list[ApiKeyRecord]:
-        with read_tx(self._engine) as conn:
-            rows = conn.execute(sa.select(t.api_keys).order_by(t.api_keys.c.created_at))
-            return [_key_record(r) for r in rows.mappings()]
-
     # --- books -----------------------------------------------------------------------------
 
     def create_book(self, owner_id: str, draft: BookDraft) -> BookRecord:
@@ -325,97 +258,6 @@ class BooksMixin(StoreBase):
                 if vector_rows:
                     conn.execute(sa.insert(t.entry_vectors), vector_rows)
             return self._lock_book(conn, new_book)
-
-    # --- attachments -----------------------------------------------------------------------
-
-    def attach(
-        self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
-    ) -> AttachmentRecord:
-        """Attach a book to ``attached_by``'s character/story/novel, after the ones that user
-        already attached there. Attaching the same book twice is a no-op that returns the
-        existing attachment.
-        """
-        _check_target(target_kind, target_id)
-        check_user_id(attached_by, field="attached_by")
-        with write_tx(self._engine) as conn:
-            self._lock_book(conn, book_id)
-            where = (
-                (t.attachments.c.attached_by == attached_by)
-                & (t.attachments.c.target_kind == target_kind)
-                & (t.attachments.c.target_id == target_id)
-            )
-            existing = conn.execute(
-                sa.select(t.attachments).where(where, t.attachments.c.book_id == book_id)
-            ).mappings()
-            found: Mapping[Any, Any] | None = existing.first()
-            if found is None:
-                last = conn.execute(sa.select(sa.func.max(t.attachments.c.position)).where(where))
-                position = (last.scalar() or 0) + 1
-                found = {
-                    "target_kind": target_kind,
-                    "target_id": target_id,
-                    "book_id": book_id,
-                    "attached_by": attached_by,
-                    "position": position,
-                    "created_at": now(),
-                }
-                conn.execute(sa.insert(t.attachments).values(**found))
-            return AttachmentRecord(
-                target_kind=found["target_kind"],
-                target_id=found["target_id"],
-                book_id=found["book_id"],
-                attached_by=found["attached_by"],
-                position=found["position"],
-                created_at=utc(found["created_at"]),  # type: ignore[arg-type]
-            )
-
-    def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
-        """Remove ``owner_id``'s attachment; False when there was none."""
-        _check_target(target_kind, target_id)
-        with write_tx(self._engine) as conn:
-            result = conn.execute(
-                sa.delete(t.attachments).where(
-                    t.attachments.c.attached_by == owner_id,
-                    t.attachments.c.target_kind == target_kind,
-                    t.attachments.c.target_id == target_id,
-                    t.attachments.c.book_id == book_id,
-                )
-            )
-            return bool(result.rowcount)
-
-    def attachments_for(
-        self,
-        target_kind: TargetKind,
-        target_id: str,
-        owner_id: str,
-        *,
-        include_trashed: bool = False,
-    ) -> list[str]:
-        """Book ids ``owner_id`` attached to the target, in attachment order (trashed books
-        left out). Attachments are scoped by who made them (docs/decisions.md)."""
-        _check_target(target_kind, target_id)
-        stmt = (
-            sa.select(t.attachments.c.book_id)
-            .join(t.books, t.books.c.id == t.attachments.c.book_id)
-            .where(
-                t.attachments.c.attached_by == owner_id,
-                t.attachments.c.target_kind == target_kind,
-                t.attachments.c.target_id == target_id,
-            )
-            .order_by(t.attachments.c.position, t.attachments.c.id)
-        )
-        if not include_trashed:
-            stmt = stmt.where(t.books.c.deleted_at.is_(None))
-        with read_tx(self._engine) as conn:
-            return [row[0] for row in conn.execute(stmt)]
-
-
-def _check_target(target_kind: str, target_id: str) -> None:
-    if target_kind not in TARGET_KINDS:
-        raise InvalidInput(
-            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
-        )
-    check_user_id(target_id, field="target_id")
 
 
 def _zero_usage(entry_id: str) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -12,7 +11,6 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import (
     StoreBase,
     check_ids,
-    check_known_fields,
     entry_record,
     new_id,
 )
@@ -20,27 +18,25 @@ from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.usage import advance_job
 from worldbook.core import limits
-from worldbook.core.drafts import EntryDraft
-from worldbook.core.embed_text import entry_content_hash
-from worldbook.core.ordering import (
-    Target,
-    parse_target,
-    place,
-    renumber,
-    spread_between,
+from worldbook.core.drafts import (
+    ENTRY_FIELDS,
+    ENTRY_LIST_FIELDS,
+    EntryDraft,
+    check_known_fields,
+    entry_values,
 )
+from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.ordering import Target, gap_for, parse_target, renumber, spread_or_renumber
 from worldbook.core.records import EntryRecord, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
 
-ENTRY_FIELDS = frozenset(EntryDraft.__dataclass_fields__)
 _CONTENT_FIELDS = ("title", "aliases", "lore")
 
 
 def _draft_values(draft: EntryDraft) -> dict[str, Any]:
-    values = dataclasses.asdict(draft)
-    for name in ("aliases", "keys", "secondary_keys", "decorators"):
-        values[name] = list(values[name])
+    """Column values of a draft (JSON columns take lists) with its content hash."""
+    values = {k: list(v) if k in ENTRY_LIST_FIELDS else v for k, v in entry_values(draft).items()}
     values["content_hash"] = entry_content_hash(draft.title, draft.aliases, draft.lore)
     return values
 
@@ -256,31 +252,10 @@ class EntriesMixin(StoreBase):
                 ).scalars()
             )
             rest = rest & c.id.not_in(ids)
-        if target == "first":
-            lo, hi = None, conn.execute(sa.select(sa.func.min(c.position)).where(rest)).scalar()
-        elif target == "last":
-            lo, hi = conn.execute(sa.select(sa.func.max(c.position)).where(rest)).scalar(), None
-        else:
-            side, anchor = target
-            at = conn.execute(sa.select(c.position).where(rest, c.id == anchor)).scalar()
-            if at is None:
-                raise EntryNotFound(f"entry {anchor!r} is not in this book.", field="to")
-            if side == "before":
-                lo = conn.execute(
-                    sa.select(sa.func.max(c.position)).where(rest, c.position < at)
-                ).scalar()
-                hi = at
-            else:
-                lo = at
-                hi = conn.execute(
-                    sa.select(sa.func.min(c.position)).where(rest, c.position > at)
-                ).scalar()
-        spread = spread_between(lo, hi, ids)
-        if spread is not None:
-            return spread
+        lo, hi = gap_for(target, _SqlOrder(conn, rest))
         moving = set(ids)
-        return place(
-            [(e, p) for e, p in self._order(conn, book_id) if e not in moving], ids, target
+        return spread_or_renumber(
+            lo, hi, ids, lambda: [(e, p) for e, p in self._order(conn, book_id) if e not in moving]
         )
 
     def _write_positions(self, conn: sa.Connection, positions: dict[str, int]) -> None:
@@ -325,3 +300,31 @@ class EntriesMixin(StoreBase):
         with write_tx(self._engine) as conn:
             self._lock_book(conn, book_id)
             self._write_positions(conn, renumber([e for e, _ in self._order(conn, book_id)]))
+
+
+class _SqlOrder:
+    """The :class:`~worldbook.core.ordering.OrderView` of one book's non-moving entries, read
+    with one small query per question (min, max, one position, one neighbour)."""
+
+    def __init__(self, conn: sa.Connection, rest: sa.ColumnElement[bool]) -> None:
+        self._conn = conn
+        self._rest = rest
+
+    def _scalar(self, column: Any, *where: sa.ColumnElement[bool]) -> int | None:
+        value = self._conn.execute(sa.select(column).where(self._rest, *where)).scalar()
+        return None if value is None else int(value)
+
+    def lowest(self) -> int | None:
+        return self._scalar(sa.func.min(t.entries.c.position))
+
+    def highest(self) -> int | None:
+        return self._scalar(sa.func.max(t.entries.c.position))
+
+    def position_of(self, entry_id: str) -> int | None:
+        return self._scalar(t.entries.c.position, t.entries.c.id == entry_id)
+
+    def below(self, position: int) -> int | None:
+        return self._scalar(sa.func.max(t.entries.c.position), t.entries.c.position < position)
+
+    def above(self, position: int) -> int | None:
+        return self._scalar(sa.func.min(t.entries.c.position), t.entries.c.position > position)

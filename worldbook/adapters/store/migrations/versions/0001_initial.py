@@ -20,6 +20,13 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _users_and_keys()
+    _books_and_attachments()
+    _entries()
+    _jobs_usage_and_vectors()
+
+
+def _users_and_keys() -> None:
     op.create_table(
         "api_keys",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -46,6 +53,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
+
+
+def _books_and_attachments() -> None:
     op.create_table(
         "books",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -103,6 +113,9 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["book_id"], ["books.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("book_id"),
     )
+
+
+def _entries() -> None:
     op.create_table(
         "entries",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -139,6 +152,8 @@ def upgrade() -> None:
     op.create_index("ix_entries_book_position", "entries", ["book_id", "position"])
     op.create_index("ix_entries_index_status", "entries", ["index_status"])
 
+
+def _jobs_usage_and_vectors() -> None:
     op.create_table(
         "import_jobs",
         sa.Column("id", sa.String(length=32), nullable=False),

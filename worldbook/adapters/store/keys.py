@@ -1,0 +1,97 @@
+"""Users and API keys (stored hashed: only the SHA-256 of a key is kept)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from worldbook.adapters.store import tables as t
+from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
+from worldbook.adapters.store.engine import read_tx, write_tx
+from worldbook.core import limits
+from worldbook.core.records import ApiKeyRecord, now, utc
+from worldbook.errors import ApiKeyNotFound
+
+KEY_PREFIX = "wb_"
+_PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
+
+
+def _hash_secret(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
+    return ApiKeyRecord(
+        id=row["id"],
+        name=row["name"],
+        prefix=row["prefix"],
+        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
+        revoked_at=utc(row["revoked_at"]),
+    )
+
+
+class KeysMixin(StoreBase):
+    # --- users and API keys ----------------------------------------------------------------
+
+    def ensure_user(self, user_id: str) -> None:
+        """Create the user row if it does not exist (idempotent, race-free)."""
+        check_user_id(user_id)
+        with write_tx(self._engine) as conn:
+            self._ensure_user(conn, user_id)
+
+    def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
+        """A new key; the plaintext is returned once and only its sha256 is stored."""
+        limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
+        plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+        row = {
+            "id": new_id(),
+            "name": name,
+            "secret_sha256": _hash_secret(plaintext),
+            "prefix": plaintext[:_PREFIX_LEN],
+            "created_at": now(),
+            "revoked_at": None,
+        }
+        with write_tx(self._engine) as conn:
+            conn.execute(sa.insert(t.api_keys).values(**row))
+        return _key_record(row), plaintext
+
+    def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
+        """The key record for a presented secret, or None (unknown or revoked)."""
+        if not isinstance(plaintext, str) or not plaintext.startswith(KEY_PREFIX):
+            return None
+        digest = _hash_secret(plaintext)
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(
+                sa.select(t.api_keys).where(t.api_keys.c.prefix == plaintext[:_PREFIX_LEN])
+            ).mappings()
+            found = None
+            for row in rows:
+                # Constant-time compare, so timing reveals nothing about stored hashes.
+                if hmac.compare_digest(row["secret_sha256"], digest):
+                    found = row
+        if found is None or found["revoked_at"] is not None:
+            return None
+        return _key_record(found)
+
+    def revoke_api_key(self, key_id: str) -> ApiKeyRecord:
+        with write_tx(self._engine) as conn:
+            conn.execute(
+                sa.update(t.api_keys)
+                .where(t.api_keys.c.id == key_id, t.api_keys.c.revoked_at.is_(None))
+                .values(revoked_at=now())
+            )
+            row = conn.execute(sa.select(t.api_keys).where(t.api_keys.c.id == key_id)).mappings()
+            found = row.first()
+            if found is None:
+                raise ApiKeyNotFound(f"API key {key_id!r} does not exist.", field="key_id")
+            return _key_record(found)
+
+    def list_api_keys(self) -> list[ApiKeyRecord]:
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(sa.select(t.api_keys).order_by(t.api_keys.c.created_at))
+            return [_key_record(r) for r in rows.mappings()]

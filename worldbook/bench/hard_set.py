@@ -1,0 +1,344 @@
+"""The hard evaluation sets (``benchmarks/hard_set/<set>/``): real roleplay turns on a large
+multilingual book with confuser families (issue 16 item 1).
+
+Each set is one world book (``world.json``, SillyTavern World Info, imported with the real
+importer into a fresh SQLite store and indexed with the given embedder) and labelled turns
+(``turns.json``): 3–5 messages with roles and speakers, a ``kind`` (what makes it hard), the
+language of the conversation, ``gold`` entries (what the reply needs) and ``avoid`` entries (the
+confusers that must not take a full slot). Every turn goes through
+:func:`worldbook.service.turns.select_turn`, the peers' methods run beside it
+(``worldbook.bench.peers``), and everything is reported per kind and per language:
+
+* gold in full — share of gold entries injected in full (canon counts);
+* gold in full or index — the same, counting world-index lines;
+* avoid in full — share of confuser entries injected in full (lower is better);
+* index lines per turn, lore tokens per turn;
+
+plus diagnostics for worldbook's misses (why each missed gold entry was left out, from the
+selection trace) and the same-language pull of meaning-based full slots.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.bench.peers import st_budget
+from worldbook.bench.quality import (
+    LabelledTurn,
+    Outcome,
+    _components,
+    _import_all,
+    _peer_entries,
+    peer_outcomes,
+)
+from worldbook.core.selection import canon_budget
+from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
+from worldbook.errors import InvalidInput
+from worldbook.ports import Embedder, Vectors
+from worldbook.service.cast import BookSource
+from worldbook.service.services import Services
+from worldbook.service.turns import select_turn
+from worldbook.settings import WorldbookSettings
+
+OWNER = "bench"
+KIND_LABELS = {
+    "reply_named": "the character's reply named it",
+    "drift": "drift (the talk moved from A to B)",
+    "nickname": "a nickname close to an alias",
+    "two_entries": "needs two entries",
+    "confuser": "pick the right one among similar entries",
+    "described": "described, not named",
+    "follow_up": "follow-up (referent only in earlier messages)",
+    "cross_lingual": "asked in one language, lore in another",
+    "inflected": "inflected (declined) name",
+}
+
+
+@dataclass(frozen=True)
+class HardTurn:
+    id: str
+    kind: str
+    lang: str
+    messages: tuple[Message, ...]
+    gold: tuple[str, ...]
+    avoid: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HardSet:
+    name: str
+    world: Path
+    turns: tuple[HardTurn, ...]
+    entry_lang: dict[str, str]  # entry title -> language the lore is written in
+
+
+@dataclass(frozen=True)
+class TurnDetail:
+    """What worldbook did with one turn, beyond the outcome: how each full entry came in and
+    why each gold entry that missed was left out."""
+
+    via: dict[str, str]  # full entry title -> via (canon, literal, semantic, order)
+    missed: dict[str, str]  # gold title -> trace reason (or "not considered")
+
+
+def load_hard_set(folder: Path) -> HardSet:
+    """A set folder built by ``benchmarks/hard_set/build.py``."""
+    doc = json.loads((folder / "turns.json").read_text(encoding="utf-8"))
+    turns = tuple(
+        HardTurn(
+            id=t["id"],
+            kind=t["kind"],
+            lang=t["lang"],
+            messages=tuple(Message(m["role"], m["content"], m.get("name")) for m in t["messages"]),
+            gold=tuple(t["gold"]),
+            avoid=tuple(t.get("avoid", ())),
+        )
+        for t in doc["turns"]
+    )
+    return HardSet(folder.name, folder / doc["book"], turns, dict(doc["entry_lang"]))
+
+
+def _labelled(hard: HardSet) -> list[LabelledTurn]:
+    """The turns in the shape the peers' runner takes (one book per set)."""
+    return [
+        LabelledTurn(t.id, hard.world.name, t.lang, t.messages, (*t.gold, *t.avoid))
+        for t in hard.turns
+    ]
+
+
+def _detail(selection: Selection, gold: Sequence[str]) -> TurnDetail:
+    via = {e.ref.title: Via.CANON.value for e in selection.canon}
+    via.update({e.ref.title: e.via.value for e in selection.injected})
+    shown = set(via) | {line.ref.title for line in selection.index}
+    reasons = {r.title: r.reason for r in selection.trace if r.decision is Decision.LEFT_OUT}
+    missed = {g: reasons.get(g, "not considered") for g in gold if g not in shown}
+    return TurnDetail(via, missed)
+
+
+RowTransform = Callable[[Vectors, list[str]], Vectors]
+"""``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory
+index is built, with the title and lore of each row's entry (an experiment hook: the stored
+vectors stay raw)."""
+
+
+def _transformed_index(parts: Services, rows: RowTransform) -> FaissIndex:
+    def load(book_id: str) -> tuple[list[str], Vectors]:
+        ids, vectors = parts.store.load_book_vectors(book_id, parts.model_id)
+        if not ids:
+            return ids, vectors
+        texts = {r.id: f"{r.title}\n{r.lore}" for r in parts.store.list_entries(book_id)}
+        return ids, rows(vectors, [texts[i] for i in ids])
+
+    return FaissIndex(load, max_books=parts.settings.index_cache_books)
+
+
+def worldbook_run(
+    settings: WorldbookSettings,
+    embedder: Embedder,
+    hard: HardSet,
+    profile: ModelProfile,
+    rows: RowTransform | None = None,
+) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
+    """Every turn through ``select_turn`` on the freshly imported, indexed world."""
+    with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
+        parts = _components(settings, embedder, Path(tmp))
+        if rows is not None:
+            parts.services.vector_index = _transformed_index(parts.services, rows)
+        try:
+            book_id = _import_all(parts.services, [hard.world])[hard.world.name]
+            count = parts.services.token_counter(profile.tokenizer_id).tokenizer.count
+            entries = _peer_entries(parts.services, book_id, count)
+            _check_titles(hard, {e.title for e in entries})
+            outcomes: dict[str, Outcome] = {}
+            details: dict[str, TurnDetail] = {}
+            for turn in hard.turns:
+                sel = select_turn(
+                    parts.services,
+                    user_id=OWNER,
+                    source=BookSource(book_ids=(book_id,)),
+                    messages=turn.messages,
+                    profile=profile,
+                ).selection
+                full = {e.ref.title for e in (*sel.canon, *sel.injected)}
+                tokens = sel.canon_tokens + sum(e.tokens for e in sel.injected)
+                tokens += sum(line.tokens for line in sel.index)
+                index = frozenset(line.ref.title for line in sel.index)
+                outcomes[turn.id] = Outcome(frozenset(full), index, tokens)
+                details[turn.id] = _detail(sel, turn.gold)
+            book = {
+                "entries": len(entries),
+                "canon_tokens": sum(e.tokens for e in entries if e.constant),
+                "lore_tokens": sum(e.tokens for e in entries),
+                "_peer_entries": entries,
+            }
+        finally:
+            parts.close()
+    return outcomes, details, book
+
+
+def _check_titles(hard: HardSet, titles: set[str]) -> None:
+    for turn in hard.turns:
+        unknown = [t for t in (*turn.gold, *turn.avoid) if t not in titles]
+        if unknown:
+            raise InvalidInput(
+                f"turn {turn.id}: {unknown} are not entries of {hard.world.name} as imported; "
+                "rebuild the set (benchmarks/hard_set/build.py).",
+                field="gold",
+            )
+
+
+def score(outcomes: dict[str, Outcome], turns: Sequence[HardTurn]) -> dict[str, Any]:
+    """Gold in full / in full or index, avoid in full, index lines and tokens per turn:
+    overall, per kind and per language."""
+
+    def empty() -> dict[str, float]:
+        return defaultdict(float)
+
+    groups: dict[str, dict[str, float]] = defaultdict(empty)
+    for turn in turns:
+        done = outcomes[turn.id]
+        for key in ("all", f"kind:{turn.kind}", f"lang:{turn.lang}"):
+            g = groups[key]
+            g["turns"] += 1
+            g["gold"] += len(turn.gold)
+            g["full"] += sum(1 for t in turn.gold if t in done.full)
+            g["shown"] += sum(1 for t in turn.gold if t in done.full or t in done.index)
+            g["avoid"] += len(turn.avoid)
+            g["avoid_full"] += sum(1 for t in turn.avoid if t in done.full)
+            g["index_lines"] += len(done.index)
+            g["tokens"] += done.tokens
+
+    def summary(g: dict[str, float]) -> dict[str, float]:
+        return {
+            "turns": int(g["turns"]),
+            "gold": int(g["gold"]),
+            "gold_full": round(g["full"] / max(1, g["gold"]), 4),
+            "gold_full_or_index": round(g["shown"] / max(1, g["gold"]), 4),
+            "avoid_full": round(g["avoid_full"] / max(1, g["avoid"]), 4),
+            "index_lines_per_turn": round(g["index_lines"] / max(1, g["turns"]), 2),
+            "tokens_per_turn": round(g["tokens"] / max(1, g["turns"]), 1),
+        }
+
+    return {
+        **summary(groups["all"]),
+        "per_kind": {k[5:]: summary(v) for k, v in sorted(groups.items()) if k[:5] == "kind:"},
+        "per_language": {k[5:]: summary(v) for k, v in sorted(groups.items()) if k[:5] == "lang:"},
+    }
+
+
+def diagnose(
+    hard: HardSet, outcomes: dict[str, Outcome], details: dict[str, TurnDetail]
+) -> dict[str, Any]:
+    """Why gold entries miss, and the same-language pull of meaning-based full slots."""
+    reasons: Counter[str] = Counter()
+    for turn in hard.turns:
+        for why in details[turn.id].missed.values():
+            reasons[_reason_class(why)] += 1
+    vias: Counter[str] = Counter()
+    for turn in hard.turns:
+        for title in turn.gold:
+            if title in outcomes[turn.id].full:
+                vias[details[turn.id].via.get(title, "?")] += 1
+    base = Counter(hard.entry_lang.values())
+    total = sum(base.values())
+    pull: dict[str, dict[str, float]] = {}
+    for lang in sorted({t.lang for t in hard.turns}):
+        slots = same = 0
+        for turn in (t for t in hard.turns if t.lang == lang):
+            for title, via in details[turn.id].via.items():
+                if via == Via.SEMANTIC.value:
+                    slots += 1
+                    same += hard.entry_lang.get(title) == lang
+        pull[lang] = {
+            "semantic_full_slots": slots,
+            "same_language": same,
+            "same_language_entries_share": round(base.get(lang, 0) / total, 4),
+        }
+    return {
+        "missed_gold_by_reason": dict(reasons.most_common()),
+        "gold_in_full_by_via": dict(vias.most_common()),
+        "same_language_pull": pull,
+    }
+
+
+def _reason_class(why: str) -> str:
+    """A short class for a trace reason (the reasons are written in ``core/selection.py``)."""
+    if why == "not considered":
+        return "never ranked (no literal hit, not among the nearest entries searched)"
+    if "over the literal cap" in why:
+        return "literal hit over the cap"
+    if "over budget: index line" in why:
+        return "index starved: ranked in the index window, its line did not fit the budget"
+    if "index topics" in why:
+        return "ranked below the index topics"
+    return why.split(";")[-1].strip()[:60]
+
+
+def run_hard_set(
+    settings: WorldbookSettings,
+    *,
+    folders: Sequence[Path],
+    embedders: Sequence[tuple[str, Embedder]],
+    minilm: Embedder | None,
+    profile: ModelProfile,
+    step: Callable[[str], None] = lambda _: None,
+    row_transforms: dict[str, RowTransform] | None = None,
+) -> dict[str, Any]:
+    """Every method on every turn of each set; a dict ready for ``results.json``.
+
+    ``row_transforms`` maps a method name of ``embedders`` to a transform of the book's entry
+    vectors applied when its index is built (e.g. per-language centring)."""
+    out: dict[str, Any] = {
+        "input_window": profile.input_window,
+        "tokenizer": profile.tokenizer_id,
+        "st_budget_tokens": st_budget(profile.input_window),
+        "list_order_budget_tokens": canon_budget(profile.input_window, settings.selection_rules()),
+        "sets": {},
+    }
+    for folder in folders:
+        hard = load_hard_set(folder)
+        methods: dict[str, Any] = {}
+        diagnostics: dict[str, Any] = {}
+        per_turn: dict[str, Any] = {}
+        book: dict[str, Any] = {}
+        for name, embedder in embedders:
+            step(f"hard set {hard.name}: worldbook:{name}")
+            rows = (row_transforms or {}).get(name)
+            outcomes, details, book = worldbook_run(settings, embedder, hard, profile, rows)
+            methods[f"worldbook:{name}"] = score(outcomes, hard.turns)
+            diagnostics[f"worldbook:{name}"] = diagnose(hard, outcomes, details)
+            per_turn[f"worldbook:{name}"] = {
+                t.id: {
+                    "full": sorted(outcomes[t.id].full),
+                    "index": sorted(outcomes[t.id].index),
+                    "missed": details[t.id].missed,
+                }
+                for t in hard.turns
+            }
+        if minilm is not None and book:
+            step(f"hard set {hard.name}: peers")
+            entries = {hard.world.name: book["_peer_entries"]}
+            found = peer_outcomes(entries, _labelled(hard), minilm, profile, settings)
+            for name, outcomes in found.items():
+                methods[name] = score(outcomes, hard.turns)
+        langs = Counter(hard.entry_lang.values())
+        out["sets"][hard.name] = {
+            "entries": book.get("entries"),
+            "entries_by_language": dict(langs.most_common()),
+            "canon_tokens": book.get("canon_tokens"),
+            "lore_tokens": book.get("lore_tokens"),
+            "turns": len(hard.turns),
+            "turns_by_kind": dict(Counter(t.kind for t in hard.turns)),
+            "turns_by_language": dict(Counter(t.lang for t in hard.turns)),
+            "methods": methods,
+            "diagnostics": diagnostics,
+            "_per_turn": per_turn,
+        }
+    return out

@@ -1,0 +1,309 @@
+"""One classic book compiled for matching: resolved entries, a key table, one Aho–Corasick
+automaton per plain-key variant and the regex keys (issue 11 item 7).
+
+A book version is compiled once and cached (:class:`ClassicMatcherCache`, keyed by the book's
+``cache_key`` and settings); a turn then costs one automaton pass per scanned message and
+variant, whatever the number of keys, instead of one regex per key (SillyTavern). Keys are
+interned: the same key in the same variant is one key id for every entry that has it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import ahocorasick
+
+from worldbook.core.classic.decorators import (
+    PRIORITY_IGNORE_ON_MAX_CONTEXT,
+    EntryDecorators,
+    parse_decorators,
+    split_content,
+)
+from worldbook.core.classic.keys import (
+    PlainForm,
+    RegexClock,
+    RegexKey,
+    compile_regex,
+    edges_ok,
+    plain_form,
+    regex_shape,
+    variant_of,
+)
+from worldbook.core.classic.model import (
+    AND_ANY,
+    LOGIC_NAMES,
+    MAX_SCAN_DEPTH,
+    ClassicBook,
+    ClassicEntry,
+    ClassicRole,
+)
+from worldbook.core.classic.textforms import TextForms
+
+KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
+MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
+PlacementKey = tuple[int, int, tuple[int, int, str], str]
+
+
+def _id_key(entry_id: str) -> tuple[int, int, str]:
+    """Lower id first; numeric ids compare as numbers (``9`` before ``10``)."""
+    if entry_id.isdigit():
+        return (0, int(entry_id), "")
+    return (1, 0, entry_id)
+
+
+def placement(order: int, priority: int, entry: ClassicEntry) -> PlacementKey:
+    """Render order (classic.md §1 rule 26): higher order first, then higher priority, then
+    lower id (book id last, for ties across books)."""
+    return (-order, -priority, _id_key(entry.id), entry.book_id)
+
+
+@dataclass(frozen=True, slots=True)
+class EntrySpec:
+    """An entry with everything resolved that does not depend on the turn."""
+
+    index: int
+    entry: ClassicEntry
+    text: str  # rendered content (rule 27)
+    decorators: EntryDecorators
+    depth: int
+    depth_from_book: bool  # min-activation sweeps widen only these (SillyTavern skew)
+    priority: int
+    order: int
+    role: ClassicRole
+    probability: int
+    primary: tuple[KeyRef, ...]
+    secondary: tuple[KeyRef, ...]  # empty unless selective (rule 12)
+    logic: int
+    additional: tuple[tuple[KeyRef, ...], ...]
+    exclude: tuple[KeyRef, ...]
+    groups: tuple[str, ...]
+    group_scoring: bool
+    delay_level: int
+    notes: tuple[str, ...]  # keys that can never match, ignored decorator lines
+    placement: PlacementKey
+
+    @property
+    def logic_name(self) -> str:
+        return LOGIC_NAMES.get(self.logic, LOGIC_NAMES[AND_ANY])
+
+    @property
+    def plain(self) -> bool:
+        """Nothing but timed state and the recursion pass can block it before its keys (the
+        fast path of ``evaluate``)."""
+        entry, deco = self.entry, self.decorators
+        return (
+            entry.enabled
+            and not entry.delay
+            and not deco.gated
+            and not self.delay_level
+            and not entry.exclude_recursion
+        )
+
+    @property
+    def forced(self) -> bool:
+        """Activates without keys when nothing blocks it (rules 14, 17)."""
+        return self.entry.constant or self.decorators.activate
+
+
+class CompiledBook:
+    """Immutable once built (its memos of derived values aside); safe to share between threads."""
+
+    def __init__(self, book: ClassicBook) -> None:
+        self.book = book
+        self.recursive = book.settings.recursive_scanning
+        self._plain: dict[tuple[int, str], int] = {}
+        self._regex_ids: dict[str, int] = {}
+        self.plain_keys: dict[int, PlainForm] = {}  # key id -> form (plain keys)
+        self.regex_keys: dict[int, RegexKey] = {}  # key id -> compiled regex
+        self._variant_keys: dict[int, list[int]] = {}
+        self.specs = tuple(self._spec(i, e) for i, e in enumerate(book.entries))
+        self.automata = self._build_automata()
+        self.checked = frozenset(k for k, f in self.plain_keys.items() if f.needs_check)
+        self.owners = self._owners()
+        self.max_depth = max((s.depth for s in self.specs if s.entry.enabled), default=0)
+        self.delay_levels = frozenset(
+            s.delay_level for s in self.specs if s.entry.enabled and s.delay_level
+        )
+        self.forced = tuple(s.index for s in self.specs if s.entry.enabled and s.forced)
+        self.delayed = tuple(s.index for s in self.specs if s.entry.enabled and s.delay_level)
+        self.plain = frozenset(s.index for s in self.specs if s.plain)
+        self.watched = tuple(
+            s.index
+            for s in self.specs
+            if s.entry.enabled
+            and (s.decorators.gated or s.decorators.keep_activate_after_match or s.entry.delay)
+        )
+        self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
+        self._content_forms: dict[int, TextForms] = {}
+        self.memo: dict[str, object] = {}  # turn-independent values derived from this version
+        self._message_hits: dict[str, frozenset[int]] = {}
+        self._lock = threading.Lock()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _key(self, key: str, entry: ClassicEntry) -> tuple[KeyRef | None, str | None]:
+        """Intern one key; returns its ref, or a note when it can never match."""
+        written = key.strip()
+        if not written:
+            return None, None
+        shape = regex_shape(written) if entry.use_regex is not False else None
+        if entry.use_regex and shape is None:
+            shape = (written, "")
+        if shape is not None:
+            kid = self._regex_ids.get(written)
+            if kid is None:
+                kid = self._regex_ids[written] = self._next_id()
+                self.regex_keys[kid] = compile_regex(written, *shape)
+            problem = self.regex_keys[kid].problem
+            return (kid, written), problem
+        settings = self.book.settings
+        case = settings.case_sensitive if entry.case_sensitive is None else entry.case_sensitive
+        words = settings.whole_words if entry.whole_words is None else entry.whole_words
+        variant = variant_of(case, words)
+        form = plain_form(written, variant)
+        if form is None:
+            return None, None
+        kid = self._plain.get((variant, form.form))
+        if kid is None:
+            kid = self._plain[(variant, form.form)] = self._next_id()
+            self.plain_keys[kid] = form
+            self._variant_keys.setdefault(variant, []).append(kid)
+        return (kid, written), None
+
+    def _next_id(self) -> int:
+        return len(self.plain_keys) + len(self.regex_keys)
+
+    def _keys(
+        self, keys: Iterable[str], entry: ClassicEntry, notes: list[str]
+    ) -> tuple[KeyRef, ...]:
+        refs: list[KeyRef] = []
+        for key in keys:
+            ref, note = self._key(key, entry)
+            if ref is not None:
+                refs.append(ref)
+            if note:
+                notes.append(note)
+        return tuple(dict.fromkeys(refs))
+
+    def _spec(self, index: int, entry: ClassicEntry) -> EntrySpec:
+        lines, rest = split_content(entry.content)
+        deco = parse_decorators((*entry.decorators, *lines))
+        notes = [f"decorator ignored: {line}" for line in deco.ignored]
+        settings = self.book.settings
+        depth = deco.scan_depth if deco.scan_depth is not None else entry.scan_depth
+        priority = entry.order if entry.priority is None else entry.priority
+        if deco.priority is not None:
+            priority = deco.priority
+        if deco.ignore_on_max_context:
+            priority = PRIORITY_IGNORE_ON_MAX_CONTEXT
+        selective = entry.selective and bool(entry.secondary_keys)
+        scoring = settings.group_scoring if entry.group_scoring is None else entry.group_scoring
+        order = entry.order if deco.order is None else deco.order
+        return EntrySpec(
+            index=index,
+            entry=entry,
+            text=rest.strip(),
+            decorators=deco,
+            depth=_clamp_depth(settings.scan_depth if depth is None else depth),
+            depth_from_book=depth is None,
+            priority=priority,
+            order=order,
+            role=deco.role or entry.role,
+            probability=entry.probability if deco.probability is None else deco.probability,
+            primary=self._keys(entry.keys, entry, notes),
+            secondary=self._keys(entry.secondary_keys, entry, notes) if selective else (),
+            logic=entry.selective_logic if entry.selective_logic in LOGIC_NAMES else AND_ANY,
+            additional=tuple(self._keys(k, entry, notes) for k in deco.additional_keys),
+            exclude=self._keys(deco.exclude_keys, entry, notes),
+            groups=entry.groups,
+            group_scoring=scoring,
+            delay_level=max(0, int(entry.delay_until_recursion)),
+            notes=tuple(dict.fromkeys(notes)),
+            placement=placement(order, priority, entry),
+        )
+
+    def _build_automata(self) -> dict[int, ahocorasick.Automaton]:
+        automata: dict[int, ahocorasick.Automaton] = {}
+        for variant, kids in self._variant_keys.items():
+            automaton = ahocorasick.Automaton()
+            for kid in kids:
+                automaton.add_word(self.plain_keys[kid].form, kid)
+            automaton.make_automaton()
+            automata[variant] = automaton
+        return automata
+
+    def _owners(self) -> dict[int, tuple[int, ...]]:
+        """Key id -> entries that use it positively (primary, secondary, additional): the only
+        entries a new hit can activate (exclude keys and NOT logics can only block)."""
+        owners: dict[int, list[int]] = {}
+        for spec in self.specs:
+            if not spec.entry.enabled:
+                continue
+            refs = [*spec.primary, *spec.secondary, *(r for g in spec.additional for r in g)]
+            for kid in dict.fromkeys(kid for kid, _ in refs):
+                owners.setdefault(kid, []).append(spec.index)
+        return {kid: tuple(entries) for kid, entries in owners.items()}
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def scan(self, text: TextForms, clock: RegexClock) -> frozenset[int]:
+        """Key ids found in one text (one message, or one entry's content)."""
+        found: set[int] = set()
+        for variant, automaton in self.automata.items():
+            form = text.form(variant)
+            for _end, kid in automaton.iter(form):
+                if kid in found:
+                    continue
+                if kid in self.checked and not edges_ok(
+                    text.norm(variant >= 2), self.plain_keys[kid]
+                ):
+                    continue
+                found.add(kid)
+        for kid, key in self.regex_keys.items():
+            if key.pattern is not None and clock.search(key, text.raw):
+                found.add(kid)
+        return frozenset(found)
+
+    def message_hits(self, text: TextForms, clock: RegexClock) -> frozenset[int]:
+        """:meth:`scan` of one chat message, remembered by its text: a chat window slides by a
+        message or two per turn, so most messages of a turn were scanned by an earlier one."""
+        hits = self._message_hits.get(text.raw)
+        if hits is not None:
+            return hits
+        before = len(clock.timed_out)
+        hits = self.scan(text, clock)
+        if len(clock.timed_out) == before and self.book.cache_key:
+            with self._lock:  # turns of several threads share a cached book
+                if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
+                    del self._message_hits[next(iter(self._message_hits))]  # oldest first
+                self._message_hits[text.raw] = hits
+        return hits
+
+    def content_forms(self, index: int) -> TextForms:
+        """The rendered content of entry ``index`` as a scanned text (recursion), kept."""
+        forms = self._content_forms.get(index)
+        if forms is None:
+            forms = self._content_forms[index] = TextForms(self.specs[index].text)
+        return forms
+
+    def content_hits(
+        self, source: CompiledBook, index: int, text: TextForms, clock: RegexClock
+    ) -> frozenset[int]:
+        """Key ids of this book found in the content of entry ``index`` of ``source``;
+        remembered while both book versions are cached (content does not change)."""
+        if not self.book.cache_key or not source.book.cache_key:
+            return self.scan(text, clock)
+        memo_key = (source.book.id, source.book.cache_key, index)
+        hits = self._content_hits.get(memo_key)
+        if hits is None:
+            before = len(clock.timed_out)
+            hits = self.scan(text, clock)
+            if len(clock.timed_out) == before and len(self._content_hits) < 100_000:
+                self._content_hits[memo_key] = hits  # a timeout is not worth remembering
+        return hits
+
+
+def _clamp_depth(depth: int) -> int:
+    return max(0, min(MAX_SCAN_DEPTH, depth))

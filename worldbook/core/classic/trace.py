@@ -1,0 +1,94 @@
+"""Trace records and activations of a classic turn, built from the engine's outcomes.
+
+Most entries of a large book are never looked at in a turn (no key of theirs was found): their
+record ("no key matched in the last N messages", or "disabled") does not depend on the turn, so
+it is built once per compiled book version and reused — a 2,000-entry trace costs a list copy.
+"""
+
+from __future__ import annotations
+
+from worldbook.core.classic.budget import Costed
+from worldbook.core.classic.compiled import CompiledBook, EntrySpec
+from worldbook.core.classic.evaluate import Outcome
+from worldbook.core.classic.result import Activation, Cause, Fate, TraceRecord, Via
+
+_VIA: dict[Cause, Via] = {
+    "constant": "constant",
+    "decorator": "constant",
+    "sticky": "constant",
+    "kept": "constant",
+    "keyword": "keyword",
+    "min_activations": "keyword",
+    "recursion": "recursion",
+}
+
+
+def _with_notes(reason: str, spec: EntrySpec) -> str:
+    return f"{reason} [{'; '.join(spec.notes)}]" if spec.notes else reason
+
+
+def record(
+    spec: EntrySpec,
+    fate: Fate,
+    reason: str,
+    outcome: Outcome | None = None,
+    tokens: int | None = None,
+) -> TraceRecord:
+    entry = spec.entry
+    return TraceRecord(
+        book_id=entry.book_id,
+        entry_id=entry.id,
+        title=entry.title,
+        fate=fate,
+        reason=_with_notes(reason, spec),
+        priority=spec.priority,
+        order=spec.order,
+        pass_no=outcome.pass_no if outcome is not None else None,
+        tokens=tokens,
+        hits=outcome.hits if outcome is not None else (),
+    )
+
+
+def _default(spec: EntrySpec, recursive: bool) -> TraceRecord:
+    if not spec.entry.enabled:
+        return record(spec, "disabled", "disabled")
+    if not spec.primary:
+        return record(spec, "no_match", "no keys")
+    depth = spec.depth
+    where = f"the last {depth} messages" if depth != 1 else "the last message"
+    if depth == 0:
+        where = "no chat message (scan depth 0)"
+    if recursive:
+        where += " or recursed content"
+    return record(spec, "no_match", f"no key matched in {where}")
+
+
+def default_records(book: CompiledBook) -> tuple[TraceRecord, ...]:
+    """The turn-independent record of every entry of ``book`` (built once per version)."""
+    cached = book.memo.get("default_records")
+    if cached is None:
+        cached = book.memo["default_records"] = tuple(
+            _default(spec, book.recursive) for spec in book.specs
+        )
+    return cached  # type: ignore[return-value]
+
+
+def activation(item: Costed, outcome: Outcome, character: str | None) -> Activation:
+    spec = item.spec
+    cause = outcome.cause or "keyword"
+    return Activation(
+        book_id=spec.entry.book_id,
+        entry_id=spec.entry.id,
+        title=spec.entry.title,
+        text=spec.text,
+        role=spec.role,
+        via=_VIA[cause],
+        cause=cause,
+        tokens=item.tokens,
+        order=spec.order,
+        priority=spec.priority,
+        pass_no=outcome.pass_no,
+        hits=outcome.hits,
+        reason=outcome.reason,
+        character=character,
+    )

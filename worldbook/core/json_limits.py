@@ -1,0 +1,77 @@
+"""Clean text, and bounds for JSON objects kept verbatim (``settings``, ``extensions``):
+depth, size, finite numbers and clean text — so whatever is stored can always be returned
+(issue 15: a 256-deep object once saved, then failed every read of the book and of the public
+library)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+
+from worldbook.errors import InvalidInput, LimitExceeded
+
+
+def check_json_value(value: object, *, field: str, depth_max: int, bytes_max: int) -> None:
+    """Check a JSON value kept verbatim: at most ``json_depth_max`` levels deep, at most
+    ``json_bytes_max`` bytes as JSON, finite numbers, and no NUL characters or lone surrogates.
+
+    Walked with an explicit stack, so a hostile depth cannot exhaust Python's recursion limit
+    before it is refused.
+    """
+    stack: list[tuple[object, str, int]] = [(value, field, 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            check_clean_text(item, field=where)
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            raise InvalidInput(
+                f"{where} must be a finite number (no NaN or Infinity).", field=where
+            )
+        children: list[tuple[object, str]] = []
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                check_clean_text(str(key), field=where)
+                children.append((child, f"{where}.{key}"))
+        elif isinstance(item, list | tuple):
+            children = [(child, f"{where}[{i}]") for i, child in enumerate(item)]
+        if children and depth >= depth_max:
+            raise LimitExceeded(
+                limit="JSON nesting depth",
+                allowed=f"at most {depth_max} levels",
+                actual=f"more than {depth_max} levels",
+                field=field,
+                hint="Flatten the object.",
+            )
+        stack.extend((child, path, depth + 1) for child, path in children)
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{field} must be plain JSON ({exc}).", field=field) from exc
+    if size > bytes_max:
+        raise LimitExceeded(
+            limit="JSON object size",
+            allowed=f"at most {_n(bytes_max)} bytes",
+            actual=f"{_n(size)} bytes",
+            field=field,
+            hint="Keep large data outside worldbook.",
+        )
+
+
+def check_clean_text(value: str, *, field: str) -> None:
+    """Reject NUL characters and lone surrogates (text that is not valid UTF-8)."""
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL character; remove it.", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} is not valid UTF-8 text (lone surrogate at position {exc.start}); "
+            "re-encode the source as UTF-8.",
+            field=field,
+        ) from exc
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"

@@ -1,0 +1,230 @@
+"""The per-turn lore of large books (DESIGN §2 rules 5–6): ranked candidates in full within
+the per-turn budget, then the world index, then lines for entries the injected lore names."""
+
+from __future__ import annotations
+
+from worldbook.core.gist import index_line
+from worldbook.core.matching import MatcherCache, match_form
+from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
+from worldbook.core.selection_draft import SelectionDraft, ref_of
+from worldbook.core.tokens import Tokenizer
+from worldbook.core.truncation import Cut, cut_to_tokens
+from worldbook.core.types import (
+    Decision,
+    IndexLine,
+    InjectedEntry,
+    LoreBook,
+    LoreEntry,
+    SelectionRules,
+    Turn,
+    Via,
+)
+
+
+def large_books_lore(
+    turn: Turn,
+    large: list[LargeBook],
+    budget: int,
+    rules: SelectionRules,
+    tokenizer: Tokenizer,
+    cache: MatcherCache,
+    draft: SelectionDraft,
+) -> int:
+    """DESIGN §2 rules 5–6: up to N ranked entries in full, then the world index. Returns the
+    tokens used of ``budget``."""
+    first_per_turn_record = len(draft.trace)
+    ranked = rank_candidates(turn, large, rules, cache, draft.record, draft.notes)
+    step = _Budget(budget, rules, tokenizer, cache, draft)
+    per_turn, not_full = _fill_full(ranked, step)
+    draft.injected.extend(per_turn)
+    listed = {(e.ref.book_id, e.ref.entry_id) for e in per_turn}
+    _fill_index(not_full, step, listed)
+    step.remaining -= _add_linked(
+        per_turn, large, step.remaining, listed, rules, tokenizer, cache, draft
+    )
+    # Records made from here on are all about when-relevant entries of large books.
+    per_turn_keys = list(draft.trace)[first_per_turn_record:]
+    for lb in large:
+        traced = {entry_id for book_id, entry_id in per_turn_keys if book_id == lb.book.id}
+        for rec in lb.summarise(traced):
+            # Book-level summaries get their own key so they never replace a duplicate-book record.
+            draft.trace[(rec.book_id, rec.entry_id or "#summary")] = rec
+    return budget - step.remaining
+
+
+class _Budget:
+    """What is left of the per-turn budget, with what every step needs to spend it."""
+
+    def __init__(
+        self,
+        remaining: int,
+        rules: SelectionRules,
+        tokenizer: Tokenizer,
+        cache: MatcherCache,
+        draft: SelectionDraft,
+    ) -> None:
+        self.remaining = remaining
+        self.rules = rules
+        self.tokenizer = tokenizer
+        self.cache = cache
+        self.draft = draft
+
+    def cut(self, cand: Candidate, cap: int) -> Cut:
+        return _cut(cand.book, cand.entry, cap, self.tokenizer, self.draft.tokenizer_id, self.cache)
+
+
+NotFull = list[tuple[int, Candidate, str]]
+"""(overall rank, candidate, why it is not in full)."""
+
+
+def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEntry], NotFull]:
+    """The full slots: ranked candidates in order while they fit (named ones cut to fit)."""
+    rules, draft = step.rules, step.draft
+    per_turn: list[InjectedEntry] = []
+    not_full: NotFull = []
+    # Full entries come from the slots the ranking shows at all (full + index topics): an
+    # entry ranked below every slot does not jump ahead of the index because it is short.
+    window = rules.full_entries_max + rules.index_topics_max
+    for rank, cand in enumerate(ranked):
+        if len(per_turn) >= rules.full_entries_max or rank >= window:
+            not_full.append((rank, cand, f"{rules.full_entries_max} full-entry slots taken"))
+            continue
+        cut = step.cut(cand, rules.full_entry_tokens_max)
+        left = step.remaining
+        if cut.tokens > left and _named(cand) and left >= rules.named_cut_min_tokens:
+            # DESIGN §2 rule 5, last point: an entry named explicitly is cut to what is left
+            # rather than pushed to the index by entries ranked below it.
+            cut = step.cut(cand, left)
+        if cut.tokens > left:
+            not_full.append((rank, cand, f"{cut.tokens} tokens in full, {left} left"))
+            continue
+        step.remaining -= cut.tokens
+        entry = cand.entry
+        ref = ref_of(entry, cand.book)
+        per_turn.append(InjectedEntry(ref, cut.text, cand.via, cut.truncated, cut.tokens))
+        cut_note = f"; cut to {cut.tokens} tokens" if cut.truncated else ""
+        draft.record(entry.id, cand.book.id, entry.title, Decision.INJECTED, cand.why + cut_note)
+    return per_turn, not_full
+
+
+def _fill_index(not_full: NotFull, step: _Budget, listed: set[tuple[str, str]]) -> None:
+    """The next ``index_topics_max`` ranked entries are the topics; a line that does not fit
+    is over budget and the slot is not handed further down (lines are all about as long)."""
+    rules, draft = step.rules, step.draft
+    for slot, (rank, cand, why_not_full) in enumerate(not_full):
+        entry = cand.entry
+        if slot >= rules.index_topics_max:
+            draft.record(
+                entry.id,
+                cand.book.id,
+                entry.title,
+                Decision.LEFT_OUT,
+                f"{cand.why}; not relevant enough: ranked #{rank + 1}, "
+                f"after the {rules.index_topics_max} index topics",
+            )
+            continue
+        index_why = f"; world index ({why_not_full})"
+        added = _add_line(
+            cand.book,
+            entry,
+            cand.why,
+            index_why,
+            False,
+            step.remaining,
+            rules,
+            step.tokenizer,
+            step.cache,
+            draft,
+        )
+        step.remaining -= added
+        if added:
+            listed.add((cand.book.id, entry.id))
+
+
+def _named(cand: Candidate) -> bool:
+    """Whether the candidate was named explicitly (a literal title/alias hit)."""
+    return cand.via is Via.LITERAL
+
+
+def _cut(
+    book: LoreBook,
+    entry: LoreEntry,
+    cap: int,
+    tokenizer: Tokenizer,
+    tokenizer_id: str,
+    cache: MatcherCache,
+) -> Cut:
+    """The entry cut to ``cap`` tokens, remembered per book version (tokenising is the cost)."""
+    key = ("cut", entry.id, tokenizer_id, str(cap))
+    return cache.derived(book, key, lambda: cut_to_tokens(entry.lore, cap, tokenizer, entry.tokens))
+
+
+def _add_line(
+    book: LoreBook,
+    entry: LoreEntry,
+    why: str,
+    index_why: str,
+    linked: bool,
+    remaining: int,
+    rules: SelectionRules,
+    tokenizer: Tokenizer,
+    cache: MatcherCache,
+    draft: SelectionDraft,
+) -> int:
+    """Add one world-index line if it fits; return the tokens it used (0 if it did not)."""
+    gist_cap = rules.index_gist_tokens_max
+
+    def make_line() -> tuple[str, int]:
+        line = index_line(entry.title, entry.lore, tokenizer, gist_cap)
+        return line, tokenizer.count(line)
+
+    key = ("line", entry.id, draft.tokenizer_id, str(gist_cap))
+    line, cost = cache.derived(book, key, make_line)
+    if cost > remaining:
+        draft.record(
+            entry.id,
+            book.id,
+            entry.title,
+            Decision.LEFT_OUT,
+            f"{why}; over budget: index line {cost} tokens, {remaining} left",
+        )
+        return 0
+    draft.index.append(IndexLine(ref_of(entry, book), line, linked, cost))
+    draft.record(entry.id, book.id, entry.title, Decision.INDEXED, why + index_why)
+    return cost
+
+
+def _add_linked(
+    per_turn: list[InjectedEntry],
+    large: list[LargeBook],
+    remaining: int,
+    listed: set[tuple[str, str]],
+    rules: SelectionRules,
+    tokenizer: Tokenizer,
+    cache: MatcherCache,
+    draft: SelectionDraft,
+) -> int:
+    """Index lines for entries named inside the injected lore (any large book of the turn).
+
+    The first `index_linked_max` named entries not listed yet (injected order, then order of
+    appearance) are considered, each fits or is over budget; scanning stops there.
+    """
+    used = 0
+    considered = 0
+    for source in per_turn:
+        text = match_form(source.text)
+        for lb in large:
+            for match in cache.get(lb.book).find(text, prepared=True):
+                entry = lb.entry_at(match.position, match.entry_id)
+                key = (lb.book.id, match.entry_id)
+                if entry is None or key in listed:
+                    continue
+                if considered >= rules.index_linked_max:
+                    return used
+                listed.add(key)
+                considered += 1
+                why = f"linked: named as '{match.alias}' in '{source.ref.title}'"
+                used += _add_line(
+                    lb.book, entry, why, "", True, remaining - used, rules, tokenizer, cache, draft
+                )
+    return used
