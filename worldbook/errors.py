@@ -18,10 +18,22 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     ├── PermissionDenied               the caller sees the object but may not do this (403)
     ├── Conflict                       the request clashes with current state (409)
     ├── RateLimited                    too much at once; retry after ``retry_after_s`` (429)
-    └── ServiceUnavailable             a backing service is down (503)
-        ├── StorageUnavailable         the database
-        ├── IndexUnavailable           the vector index or the embedding model
-        └── QueueUnavailable           the indexing broker
+    ├── ServiceUnavailable             a backing service is down (503)
+    │   ├── StorageUnavailable         the database
+    │   ├── IndexUnavailable           the vector index or the embedding model
+    │   ├── QueueUnavailable           the indexing broker
+    │   ├── LLMNotConfigured           no language model is configured (WORLDBOOK_LLM_URL)
+    │   └── LLMUnavailable             the language model server is down or overloaded
+    └── LanguageModelError             the language model failed us (502)
+        ├── LLMAuthFailed              it refused worldbook's credentials (502)
+        ├── LLMRateLimited             it rate-limited worldbook (429, its Retry-After passed on)
+        ├── LLMTimeout                 it did not answer in time (504)
+        ├── LLMContextTooLong          the request does not fit its context window (422)
+        ├── LLMTruncated               its reply was cut at the output-token limit (502)
+        └── LLMBadReply                its reply stayed unusable after one repair round (502)
+
+The language-model errors carry ``retry_after`` (seconds, or None) so the HTTP layer can pass a
+``Retry-After`` header on; :data:`LLM_FAILURES` catches every failure of a model call.
 """
 
 from __future__ import annotations
@@ -165,6 +177,87 @@ class IndexUnavailable(ServiceUnavailable):
 
 class QueueUnavailable(ServiceUnavailable):
     code = "queue_unavailable"
+
+
+class LLMNotConfigured(ServiceUnavailable):
+    """AI authoring was asked for but no language model is configured."""
+
+    code = "llm_not_configured"
+
+
+class LanguageModelError(WorldbookError):
+    """The configured language model failed; ``retry_after`` is its hint in seconds, if any."""
+
+    code = "llm_error"
+
+    def __init__(
+        self, message: str, *, field: str | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
+
+
+class LLMUnavailable(ServiceUnavailable):
+    """The language model server cannot be reached, or answered with a 5xx / overloaded."""
+
+    code = "llm_unavailable"
+
+    def __init__(
+        self, message: str, *, field: str | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
+
+
+class LLMAuthFailed(LanguageModelError):
+    """The language model server refused worldbook's credentials (its 401/403)."""
+
+    code = "llm_auth_failed"
+
+
+class LLMRateLimited(LanguageModelError):
+    """The language model server rate-limited worldbook (its 429)."""
+
+    code = "llm_rate_limited"
+
+
+class LLMTimeout(LanguageModelError):
+    """The language model did not answer within ``WORLDBOOK_LLM_TIMEOUT_S``."""
+
+    code = "llm_timeout"
+
+
+class LLMContextTooLong(LanguageModelError):
+    """The prompt does not fit the model's context window."""
+
+    code = "llm_context_too_long"
+
+
+class LLMTruncated(LanguageModelError):
+    """The reply stopped at the output-token limit; ``partial`` is what arrived."""
+
+    code = "llm_truncated"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        retry_after: float | None = None,
+        partial: str = "",
+    ) -> None:
+        super().__init__(message, field=field, retry_after=retry_after)
+        self.partial = partial
+
+
+class LLMBadReply(LanguageModelError):
+    """The model's reply is unusable (not JSON, or too little valid) even after a repair."""
+
+    code = "llm_bad_reply"
+
+
+LLM_FAILURES: tuple[type[WorldbookError], ...] = (LanguageModelError, LLMUnavailable)
+"""Every way a language-model call can fail (for callers that fall back on something else)."""
 
 
 def all_error_types() -> list[type[WorldbookError]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from worldbook.core.types import SelectionRules
@@ -114,6 +114,36 @@ class WorldbookSettings(BaseSettings):
     cli_user: str = Field(
         default="local", description="The acting user of CLI commands that name none."
     )
+
+    # --- language model for AI authoring (docs/ai-authoring.md) -----------------------------
+    llm_url: str | None = Field(
+        default=None,
+        description="Base URL of the app's language model: an OpenAI-compatible server "
+        "(…/v1) or Anthropic's API. Unset: generate answers 503, split uses headings.",
+    )
+    llm_api_key: SecretStr | None = Field(default=None, description="Its API key, if any.")
+    llm_model: str | None = Field(default=None, description="Model name sent with each call.")
+    llm_provider: Literal["auto", "openai", "anthropic"] = Field(
+        default="auto",
+        description="Wire protocol; auto = anthropic for api.anthropic.com, else openai.",
+    )
+    llm_timeout_s: float = Field(default=120.0, gt=0, le=3600, description="Per-call timeout.")
+    llm_connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    llm_max_output_tokens: int = Field(default=4096, ge=256, le=200_000)
+    llm_context_tokens: int = Field(
+        default=8192, ge=512, description="The model's context window (sizes split prompts)."
+    )
+    llm_max_retries: int = Field(
+        default=2, ge=0, le=5, description="Retries after a 429/5xx that asks for a short wait."
+    )
+    llm_retry_max_wait_s: float = Field(
+        default=10.0, ge=0, le=120, description="Longest Retry-After worldbook waits out."
+    )
+
+    @field_validator("llm_url", "llm_model")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return (value.strip() or None) if value is not None else None
 
     @field_validator("database_url")
     @classmethod

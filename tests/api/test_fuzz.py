@@ -19,7 +19,9 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 
 from tests.api.conftest import auth, make_components
+from tests.llm_fakes import StaticLLM
 from worldbook.api.app import create_app
+from worldbook.api.routes.authoring import get_llm
 from worldbook.core.drafts import BookDraft, EntryDraft
 
 
@@ -33,6 +35,7 @@ def fuzz_target(tmp_path: Path) -> Iterator[dict[str, Any]]:
     ]
     entries = [e.id for e in parts.services.store.add_entries(book.id, drafts)]
     app = create_app(components=parts)
+    app.dependency_overrides[get_llm] = StaticLLM  # AI authoring routes answer, not 503
     try:
         yield {"app": app, "headers": auth(key, "fuzzer"), "book": book.id, "entries": entries}
     finally:

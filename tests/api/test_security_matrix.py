@@ -199,6 +199,14 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/v1/books/{book_id}/index"): Row(
         "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/index", {})
     ),
+    ("POST", "/v1/books/generate"): Row(
+        "free",
+        503,  # no language model is configured in these tests: 503 naming WORLDBOOK_LLM_URL
+        lambda w, p: ("/v1/books/generate", {"json": {"premise": "A drowned coast"}}),
+    ),
+    ("POST", "/v1/books/{book_id}/split"): Row(
+        "own", 200, lambda w, p: (f"/v1/books/{w.book_id}/split", {"json": {"text": LORE}})
+    ),
 }
 
 PUBLIC = {

@@ -17,7 +17,16 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from worldbook.api.errors import error_body, install_error_handlers
-from worldbook.api.routes import attachments, books, entries, stats, system, transfer, turns
+from worldbook.api.routes import (
+    attachments,
+    authoring,
+    books,
+    entries,
+    stats,
+    system,
+    transfer,
+    turns,
+)
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
 
@@ -111,4 +120,5 @@ def create_app(
     app.include_router(system.router)
     for module in (books, entries, attachments, transfer, turns, stats):
         app.include_router(module.router, prefix=API_PREFIX)
+    app.include_router(authoring.router, prefix=API_PREFIX)
     return app

@@ -12,6 +12,7 @@ validation, Starlette's routing (404/405), the body-size guard, or a bug::
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -42,6 +43,16 @@ STATUS: dict[type[e.WorldbookError], int] = {
     e.StorageUnavailable: 503,
     e.IndexUnavailable: 503,
     e.QueueUnavailable: 503,
+    e.LLMNotConfigured: 503,
+    e.LLMUnavailable: 503,
+    # The model is worldbook's upstream: its failures are gateway errors, not the caller's.
+    e.LanguageModelError: 502,
+    e.LLMAuthFailed: 502,
+    e.LLMRateLimited: 429,
+    e.LLMTimeout: 504,
+    e.LLMContextTooLong: 422,
+    e.LLMTruncated: 502,
+    e.LLMBadReply: 502,
 }
 """Every class of :func:`worldbook.errors.all_error_types` — a test checks none is missing."""
 
@@ -55,6 +66,7 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "invalid_input",
+    429: "rate_limited",
 }
 
 
@@ -98,12 +110,13 @@ async def _worldbook_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.WorldbookError)
     status = status_for(exc)
     headers: dict[str, str] = {}
+    retry_after = getattr(exc, "retry_after", None)
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     elif isinstance(exc, e.RateLimited):
         headers["Retry-After"] = str(exc.retry_after_s)
-    elif status == 503:
-        headers["Retry-After"] = "5"
+    elif status in (429, 503):
+        headers["Retry-After"] = str(max(1, math.ceil(retry_after))) if retry_after else "5"
     if status >= 500:
         logger.error("%s: %s", type(exc).__name__, exc.message, exc_info=status == 500)
     return error_response(status, exc.code, exc.message, exc.field, **headers)

@@ -6,6 +6,7 @@ from worldbook.errors import (
     AuthenticationFailed,
     Conflict,
     InvalidInput,
+    LanguageModelError,
     NotFound,
     PermissionDenied,
     RateLimited,
@@ -22,6 +23,7 @@ EXIT_CODES: dict[type[WorldbookError], int] = {
     Conflict: 5,
     ServiceUnavailable: 6,
     RateLimited: 7,
+    LanguageModelError: 8,
 }
 """Exit code per error family; a subclass takes its nearest listed ancestor's code."""
 

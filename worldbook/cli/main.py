@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from worldbook.bench.cli import bench_command
+from worldbook.cli.authoring import generate_command, split_command
 from worldbook.cli.books import export_command, import_command, keys_app
 from worldbook.cli.context import handle_errors, settings
 from worldbook.cli.index import index_command, worker_command
@@ -52,6 +53,8 @@ app.command("index")(index_command)
 app.command("worker")(worker_command)
 app.add_typer(keys_app, name="keys")
 app.command("bench")(bench_command)
+app.command("generate")(generate_command)
+app.command("split")(split_command)
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from worldbook.adapters.formats import agnai, cards, kobold, novelai, risu, sillytavern
+from worldbook.adapters.formats import agnai, cards, draft, kobold, novelai, risu, sillytavern
 from worldbook.adapters.formats.detect import SUPPORTED_FORMATS, Detected, detect, detect_format
 from worldbook.adapters.formats.export import export_json
 from worldbook.adapters.formats.limits import MAX_BYTES_DEFAULT
@@ -47,6 +47,8 @@ def _read(found: Detected) -> SourceBook:
         return novelai.read(doc, "novelai_lorebook" if fmt == "novelai_png" else fmt)
     if fmt == "agnai":
         return agnai.read(doc)
+    if fmt == "worldbook_draft":
+        return draft.read(doc)
     if fmt == "risu":
         return risu.read(doc)
     if fmt in ("kobold", "kobold_united"):

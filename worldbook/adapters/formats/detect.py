@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from worldbook.adapters.formats import cards, png
+from worldbook.adapters.formats import cards, draft, png
 from worldbook.adapters.formats.jsontext import decode_text, load_json
 from worldbook.errors import UnsupportedFormat
 
@@ -32,6 +32,7 @@ SUPPORTED_FORMATS: dict[str, str] = {
     "kobold": "KoboldAI story save (worldinfo)",
     "kobold_united": "KoboldAI United story save (worldinfo_v2)",
     "aidungeon": "AI Dungeon world-info array",
+    "worldbook_draft": "worldbook draft JSON (what `worldbook generate` and `split` print)",
 }
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _CARD_ONLY = ("first_mes", "mes_example", "personality")
@@ -78,6 +79,8 @@ def classify_json(doc: object) -> str:
         return cards.card_format(doc, "json")
     if isinstance(entries, dict):
         return "sillytavern"
+    if isinstance(entries, list) and draft.is_draft(doc):
+        return "worldbook_draft"
     if isinstance(entries, list):
         first = entries[0] if entries else {}
         card_like = isinstance(first, dict) and "key" not in first

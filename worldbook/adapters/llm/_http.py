@@ -1,0 +1,213 @@
+"""What both HTTP adapters share: bounded retries, Retry-After, and error translation.
+
+Status meanings follow the providers' documented error tables (OpenAI's and Anthropic's
+``/v1/messages`` errors: 400 invalid_request_error, 401 authentication_error, 403
+permission_error, 413 request_too_large, 429 rate_limit_error, 500 api_error, 529
+overloaded_error) and llama.cpp's server (400 ``exceed_context_size_error``). Every failure
+leaves as a :mod:`worldbook.errors` type; the API key never appears in a message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from worldbook.errors import (
+    LanguageModelError,
+    LLMAuthFailed,
+    LLMContextTooLong,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+    WorldbookError,
+)
+
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "exceed_context_size",
+    "context length",
+    "context size",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+)
+_MESSAGE_MAX = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDetail:
+    """The error a server sent: its type/code and message (any of them may be empty)."""
+
+    status: int
+    kind: str
+    message: str
+    param: str = ""
+
+    def mentions(self, *needles: str) -> bool:
+        hay = f"{self.kind} {self.message} {self.param}".casefold()
+        return any(needle in hay for needle in needles)
+
+
+def where(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, for messages (never a path with secrets in it)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "…"
+
+
+def error_detail(response: httpx.Response) -> ErrorDetail:
+    """OpenAI/llama.cpp ``{"error": {...}}`` and Anthropic ``{"type": "error", "error": {...}}``."""
+    try:
+        body: Any = response.json()
+    except (ValueError, UnicodeDecodeError):
+        return ErrorDetail(response.status_code, "", _short(response.text))
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        kind = str(error.get("type") or error.get("code") or "")
+        code = error.get("code")
+        if isinstance(code, str) and code != kind:
+            kind = f"{kind} {code}".strip()
+        message = str(error.get("message") or "")
+        param = str(error.get("param") or "")
+        return ErrorDetail(response.status_code, kind, _short(message), param)
+    if isinstance(error, str):
+        return ErrorDetail(response.status_code, "", _short(error))
+    return ErrorDetail(response.status_code, "", _short(json.dumps(body)[:_MESSAGE_MAX]))
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a ``Retry-After`` (delta-seconds or HTTP date) or ``retry-after-ms``."""
+    millis = response.headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def is_context_overflow(detail: ErrorDetail) -> bool:
+    return detail.status in (400, 413, 422) and detail.mentions(*_CONTEXT_MARKERS)
+
+
+def translate(detail: ErrorDetail, response: httpx.Response, url: str) -> WorldbookError:
+    """The worldbook error for a failed model call (format refusals are handled by callers)."""
+    said = f"HTTP {detail.status}" + (f": {detail.message}" if detail.message else "")
+    server = where(url)
+    if detail.status in (401, 403):
+        return LLMAuthFailed(
+            f"The language model server at {server} refused worldbook's credentials ({said}). "
+            "Check WORLDBOOK_LLM_API_KEY (and WORLDBOOK_LLM_MODEL, if the key is limited "
+            "to some models)."
+        )
+    if detail.status == 429:
+        return LLMRateLimited(
+            f"The language model server at {server} is rate-limiting worldbook ({said}); "
+            "retry later.",
+            retry_after=retry_after(response),
+        )
+    if is_context_overflow(detail) or detail.status == 413:
+        return LLMContextTooLong(
+            f"The request does not fit the language model's context window ({said}). Send "
+            "less text, or configure a model with a larger window (WORLDBOOK_LLM_CONTEXT_TOKENS "
+            "tells worldbook its size)."
+        )
+    if detail.status >= 500:
+        return LLMUnavailable(
+            f"The language model server at {server} failed ({said}); retry later.",
+            retry_after=retry_after(response),
+        )
+    return LanguageModelError(
+        f"The language model server at {server} rejected worldbook's request ({said}). "
+        "Check WORLDBOOK_LLM_URL (an OpenAI-compatible URL ends in /v1) and WORLDBOOK_LLM_MODEL."
+    )
+
+
+def _wait_for(error: Exception, attempt: int, max_wait: float) -> float | None:
+    """How long to wait before retrying ``error``, or None when it must not be retried."""
+    if not isinstance(error, LLMRateLimited | LLMUnavailable):
+        return None
+    hinted = error.retry_after
+    wait = hinted if hinted is not None else 0.5 * (2**attempt)
+    return wait if wait <= max_wait else None
+
+
+def post_json(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, Any],
+    *,
+    timeout: httpx.Timeout,
+    max_retries: int,
+    retry_max_wait_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    on_error: Callable[[ErrorDetail, httpx.Response], Exception | None] | None = None,
+) -> httpx.Response:
+    """POST ``body``; retry 429/5xx whose wait is short; raise a worldbook error otherwise.
+
+    ``on_error`` may claim an error response first (the OpenAI adapter turns a refused
+    ``response_format`` into its own signal); returning None falls through to :func:`translate`.
+    """
+    for attempt in range(max_retries + 1):
+        try:
+            response = client.post(url, json=body, timeout=timeout)
+        except httpx.TimeoutException as exc:
+            raise LLMTimeout(
+                f"The language model at {where(url)} did not answer within {timeout.read:g} s "
+                "(WORLDBOOK_LLM_TIMEOUT_S); retry, or ask for less."
+            ) from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailable(
+                f"Cannot reach the language model at {where(url)} ({type(exc).__name__}); "
+                "check WORLDBOOK_LLM_URL and that the server is running."
+            ) from exc
+        if response.status_code < 400:
+            return response
+        detail = error_detail(response)
+        claimed = on_error(detail, response) if on_error is not None else None
+        error: Exception = claimed or translate(detail, response, url)
+        wait = _wait_for(error, attempt, retry_max_wait_s)
+        if wait is None or attempt == max_retries:
+            raise error
+        sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def json_body(response: httpx.Response, url: str) -> dict[str, Any]:
+    """The JSON object of a 2xx reply, or LanguageModelError naming what came instead."""
+    try:
+        body = response.json()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise LanguageModelError(
+            f"The language model server at {where(url)} sent a reply that is not JSON "
+            f"({_short(response.text[:200])!r}); check WORLDBOOK_LLM_URL."
+        ) from exc
+    if not isinstance(body, dict):
+        raise LanguageModelError(
+            f"The language model server at {where(url)} sent JSON that is not an object."
+        )
+    return body

@@ -1,0 +1,169 @@
+"""A native Anthropic Messages API client over plain httpx (docs/ai-authoring.md §2, §4).
+
+Anthropic's OpenAI-compatibility endpoint ignores ``response_format``, so JSON is obtained the
+native way: one tool whose ``input_schema`` is the requested schema, forced with
+``tool_choice: {"type": "tool", "name": …}``; the reply's ``tool_use`` block carries the object
+in ``input``. System messages travel in the top-level ``system`` field. ``stop_reason:
+"max_tokens"`` raises :class:`LLMTruncated`; overloaded (529) and 5xx are ``LLMUnavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from worldbook.adapters.llm._http import json_body, post_json
+from worldbook.core.json_reply import find_json_object
+from worldbook.errors import LanguageModelError, LLMTruncated
+from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMUsage
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_URL = "https://api.anthropic.com"
+
+
+class AnthropicLLM:
+    """An ``LLM`` over Anthropic's Messages API.
+
+    Args:
+        base_url: ``https://api.anthropic.com`` (``/v1`` and ``/v1/messages`` are accepted too).
+        api_key: sent as ``x-api-key``.
+        model: required by the API (``claude-…``).
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        *,
+        api_key: str | None,
+        model: str,
+        timeout_s: float = 120.0,
+        connect_timeout_s: float = 10.0,
+        context_tokens: int = 200_000,
+        max_output_tokens: int = 4096,
+        max_retries: int = 2,
+        retry_max_wait_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        base = base_url.rstrip("/")
+        if base.endswith("/v1/messages"):
+            self.url = base
+        elif base.endswith("/v1"):
+            self.url = base + "/messages"
+        else:
+            self.url = base + "/v1/messages"
+        self._model = model
+        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._max_retries = max_retries
+        self._retry_max_wait_s = retry_max_wait_s
+        self._sleep = sleep
+        headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "application/json"}
+        if api_key:
+            headers["x-api-key"] = api_key
+        self._client = httpx.Client(headers=headers, transport=transport, timeout=self._timeout)
+        self._capabilities = LLMCapabilities(
+            json_schema=True,
+            tools=True,
+            context_tokens=context_tokens,
+            max_output_tokens=max_output_tokens,
+        )
+
+    @property
+    def capabilities(self) -> LLMCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _body(self, request: LLMRequest) -> dict[str, Any]:
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        turns = [
+            {"role": m.role, "content": m.content} for m in request.messages if m.role != "system"
+        ]
+        body: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_output_tokens,
+            "messages": turns,
+        }
+        if system:
+            body["system"] = system
+        if request.temperature is not None:
+            body["temperature"] = min(request.temperature, 1.0)  # Anthropic's range is 0–1
+        if request.schema is not None:
+            body["tools"] = [
+                {
+                    "name": request.schema_name,
+                    "description": "Give the answer as this tool's input.",
+                    "input_schema": dict(request.schema),
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": request.schema_name}
+        return body
+
+    def complete(self, request: LLMRequest) -> LLMResult:
+        timeout = self._timeout
+        if request.timeout_s is not None:
+            timeout = httpx.Timeout(request.timeout_s, connect=self._timeout.connect)
+        started = time.perf_counter()
+        response = post_json(
+            self._client,
+            self.url,
+            self._body(request),
+            timeout=timeout,
+            max_retries=self._max_retries,
+            retry_max_wait_s=self._retry_max_wait_s,
+            sleep=self._sleep,
+        )
+        latency_ms = (time.perf_counter() - started) * 1000
+        return self._result(json_body(response, self.url), request, latency_ms)
+
+    def _result(self, body: dict[str, Any], request: LLMRequest, latency_ms: float) -> LLMResult:
+        blocks = body.get("content")
+        if not isinstance(blocks, list):
+            raise LanguageModelError("The Anthropic API sent a message with no content.")
+        data: Any = None
+        texts: list[str] = []
+        for block in blocks:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                data = block["input"]
+                texts.append(json.dumps(data, ensure_ascii=False))
+            elif block.get("type") == "text":
+                texts.append(str(block.get("text", "")))
+        text = "".join(texts)
+        stop = str(body.get("stop_reason") or "end_turn")
+        if stop == "max_tokens":
+            raise LLMTruncated(
+                f"The language model's reply stopped at the output limit of "
+                f"{request.max_output_tokens} tokens.",
+                partial=text,
+            )
+        if data is None and request.schema is not None:
+            data = find_json_object(text)
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        return LLMResult(
+            text=text,
+            data=data,
+            finish_reason=stop,
+            usage=LLMUsage(
+                input_tokens=_int(usage.get("input_tokens")),
+                output_tokens=_int(usage.get("output_tokens")),
+            ),
+            model=str(body.get("model") or self._model),
+            latency_ms=latency_ms,
+            json_mode="tool" if request.schema is not None else "none",
+        )
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
