@@ -78,17 +78,19 @@ def main() -> None:
             out.pop("anthropic")
         return out
 
-    variants: dict[str, Callable[[], object]] = {}
+    def stdlib(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False).encode()
+
+    def variant(trace: str, renderings: str, encode: Callable[[Any], bytes]) -> Callable[[], bytes]:
+        return lambda: encode(body(trace, renderings))
+
+    variants: dict[str, Callable[[], bytes]] = {}
     for trace in ("full", "summary"):
         for renderings in ("both", "openai"):
-            for encoder in ("json", "orjson"):
-                encode: Callable[[Any], bytes] = (
-                    (lambda b: json.dumps(b, ensure_ascii=False).encode())
-                    if encoder == "json"
-                    else orjson.dumps
+            for name, encode in (("json", stdlib), ("orjson", orjson.dumps)):
+                variants[f"trace={trace} render={renderings} {name}"] = variant(
+                    trace, renderings, encode
                 )
-                name = f"trace={trace} render={renderings} {encoder}"
-                variants[name] = lambda t=trace, r=renderings, e=encode: e(body(t, r))
     rows = []
     baseline = _p50_ms(variants["trace=full render=both json"], args.repeat)
     select_ms = _p50_ms(
@@ -96,7 +98,7 @@ def main() -> None:
     )
     for name, fn in variants.items():
         p50 = _p50_ms(fn, args.repeat)
-        size = len(fn())  # type: ignore[arg-type]
+        size = len(fn())
         rows.append(
             {
                 "variant": name,
