@@ -448,6 +448,18 @@ def test_attachments_belong_to_the_user_who_made_them(store: SqlStore) -> None:
     assert store.attachments_for("character", "hero", "alice") == [mine.id]
 
 
+def test_entry_stamps_move_when_an_entry_changes_or_moves(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Stamps"))
+    ids = [e.id for e in store.add_entries(book.id, [EntryDraft(f"E{i}", LORE) for i in range(3)])]
+    before = {s.entry_id: (s.position, s.changed) for s in store.entry_stamps(book.id)}
+    assert list(before) == ids
+    store.update_entry(ids[0], canon=True)
+    store.move_entries(book.id, [ids[2]], to="first")
+    after = {s.entry_id: (s.position, s.changed) for s in store.entry_stamps(book.id)}
+    assert list(after) == [ids[2], ids[0], ids[1]]
+    assert [i for i in ids if before[i] != after[i]] == [ids[0], ids[2]]
+
+
 # --- vectors ---------------------------------------------------------------------------------
 
 

@@ -154,3 +154,33 @@ def test_import_and_export_on_the_fakes() -> None:
     }
     exported = json.loads(export(services, user_id="alice", book_id=result.book_id, fmt="ccv3"))
     assert exported["spec"] == "lorebook_v3"
+
+
+def test_a_new_book_version_is_built_from_what_changed() -> None:
+    # Issue 13 item 3: an edit re-reads the edited entry only; what the turn sees is exactly
+    # what a full build would give (compared on a second, cold cache).
+    from worldbook.service.lore_books import LoreBookCache
+
+    services = fake_services()
+    store = services.store
+    book_id = _world(store)  # type: ignore[arg-type]
+    counter = services.token_counter()
+    cache = services.lore_books
+
+    def built(with_cache: LoreBookCache) -> object:
+        book = store.get_book(book_id)
+        return with_cache.get(
+            book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
+        )
+
+    built(cache)
+    entries = store.list_entries(book_id)
+    store.update_entry(entries[3].id, title="Renamed", lore=LORE + " Changed.")
+    store.set_enabled(book_id, [entries[4].id], False)
+    store.delete_entries(book_id, [entries[5].id])
+    store.move_entries(book_id, [entries[9].id], to="first")
+    store.add_entries(book_id, [EntryDraft(title="Brand new", lore=LORE)])
+    services.enqueue([e.id for e in store.list_entries(book_id)])  # vectors change too
+    incremental = built(cache)
+    assert cache.incremental_builds == 1 and cache.full_builds == 1
+    assert incremental == built(LoreBookCache(store))

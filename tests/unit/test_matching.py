@@ -226,3 +226,82 @@ def test_derived_values_are_remembered_per_book_version() -> None:
     cache.derived(unversioned, ("k",), compute)
     cache.derived(unversioned, ("k",), compute)
     assert len(calls) == 4  # never remembered without a version
+
+
+# --- no turn pays for an edit (issue 13 item 3) ---------------------------------------------
+
+from dataclasses import replace as _replace  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from worldbook.core.matching import OverlayMatcher  # noqa: E402
+
+_OV_NAMES = ["Ashford", "Bell City", "東京", "Mira", "Kovač", "Old Fenn", "Young Fenn", "Zaryansk"]
+
+
+def _ov_entry(i: int, title: str, aliases: tuple[str, ...] = (), enabled: bool = True) -> LoreEntry:
+    return LoreEntry(f"e{i}", "b", title, "Some lore about it.", 4, aliases, enabled=enabled)
+
+
+def _ov_book(entries: list[LoreEntry], version: str) -> LoreBook:
+    return LoreBook("b", "Book", tuple(entries), version=version)
+
+
+_edit = st.tuples(
+    st.sampled_from(["rename", "alias", "disable", "enable", "delete", "add", "move"]),
+    st.integers(0, 50),
+    st.sampled_from(_OV_NAMES),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_edit, min_size=1, max_size=6), st.lists(st.sampled_from(_OV_NAMES), max_size=6))
+def test_an_overlay_finds_exactly_what_a_rebuild_finds(
+    edits: list[tuple[str, int, str]], words: list[str]
+) -> None:
+    entries = [_ov_entry(i, name, (f"{name} Hall",)) for i, name in enumerate(_OV_NAMES)]
+    before = _ov_book(entries, "1")
+    base = BookMatcher(before)
+    after = list(entries)
+    for kind, n, name in edits:
+        i = n % len(after) if after else 0
+        if kind == "add" or not after:
+            after.append(_ov_entry(100 + n, name))
+        elif kind == "rename":
+            after[i] = _replace(after[i], title=name)
+        elif kind == "alias":
+            after[i] = _replace(after[i], aliases=(name,))
+        elif kind in ("disable", "enable"):
+            after[i] = _replace(after[i], enabled=kind == "enable")
+        elif kind == "delete":
+            after.pop(i)
+        else:  # move
+            after.insert(0, after.pop(i))
+    new = _ov_book(after, "2")
+    changed = {e.id for e in after if base.names.get(e.id) != (e.enabled, e.title, e.aliases)}
+    changed |= base.names.keys() - {e.id for e in after}
+    overlay = OverlayMatcher(base, new, changed)
+    text = " and ".join(words) + " in 東京駅 near Bell City Hall."
+    assert overlay.find(text) == BookMatcher(new).find(text)
+
+
+def test_a_new_version_is_answered_by_an_overlay_then_by_the_full_matcher() -> None:
+    cache = MatcherCache(background=True)
+    entries = [_ov_entry(i, f"Place {i}") for i in range(200)]
+    cache.get(_ov_book(entries, "1"))
+    assert cache.builds == 1
+    edited = list(entries)
+    edited[7] = _replace(edited[7], title="Saltreach")
+    first = cache.get(_ov_book(edited, "2"))
+    assert isinstance(first, OverlayMatcher) and cache.overlays == 1
+    assert [m.entry_id for m in first.find("to Saltreach, not Place 7")] == ["e7"]
+    assert cache.wait_idle(10)
+    assert isinstance(cache.get(_ov_book(edited, "2")), BookMatcher) and cache.builds == 2
+
+
+def test_without_background_builds_are_synchronous() -> None:
+    cache = MatcherCache()
+    entries = [_ov_entry(i, f"Place {i}") for i in range(5)]
+    cache.get(_ov_book(entries, "1"))
+    assert isinstance(cache.get(_ov_book(entries, "2")), BookMatcher) and cache.overlays == 0

@@ -22,146 +22,38 @@ the raw in-word hits a boundary check would have to reject, which keeps dense bo
 
 from __future__ import annotations
 
-import re
 import threading
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TypeVar, cast
 
 import ahocorasick
 
 from worldbook.core.lru import LRU
+from worldbook.core.text_forms import (
+    alias_form,
+    char_class,
+    is_unspaced,
+    match_form,
+    normalize,
+    normalize_keep_case,
+    spaced_form,
+)
 from worldbook.core.types import LoreBook
 
+__all__ = [
+    "BookMatcher",
+    "Match",
+    "MatcherCache",
+    "char_class",
+    "is_unspaced",
+    "match_form",
+    "normalize",
+    "normalize_keep_case",
+    "spaced_form",
+]
+
 T = TypeVar("T")
-
-# Unicode blocks of scripts that do not put spaces between words. Python's unicodedata has no
-# script property, so the blocks are listed (Unicode 15 block table).
-_UNSPACED_RANGES: tuple[tuple[int, int], ...] = (
-    (0x0E00, 0x0E7F),  # Thai
-    (0x0E80, 0x0EFF),  # Lao
-    (0x1000, 0x109F),  # Myanmar
-    (0x1100, 0x11FF),  # Hangul Jamo
-    (0x1780, 0x17FF),  # Khmer
-    (0x19E0, 0x19FF),  # Khmer Symbols
-    (0x2E80, 0x2FDF),  # CJK Radicals, Kangxi Radicals
-    (0x3000, 0x303F),  # CJK Symbols and Punctuation (々, 〆 are parts of words)
-    (0x3040, 0x30FF),  # Hiragana, Katakana
-    (0x3100, 0x312F),  # Bopomofo
-    (0x3130, 0x318F),  # Hangul Compatibility Jamo
-    (0x31A0, 0x31FF),  # Bopomofo Extended, CJK Strokes, Katakana Phonetic Extensions
-    (0x3400, 0x4DBF),  # CJK Extension A
-    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
-    (0xA960, 0xA97F),  # Hangul Jamo Extended-A
-    (0xA9E0, 0xA9FF),  # Myanmar Extended-B
-    (0xAA60, 0xAA7F),  # Myanmar Extended-A
-    (0xAC00, 0xD7FF),  # Hangul Syllables, Jamo Extended-B
-    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
-    (0xFF65, 0xFFDC),  # Halfwidth Katakana / Hangul (NFKC widens most of them)
-    (0x1B000, 0x1B16F),  # Kana Supplement / Extended
-    (0x20000, 0x3FFFF),  # CJK Extensions B–H, Compatibility Supplement
-)
-
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
-_SPACES = re.compile(r"\s+")
-
-
-def is_unspaced(char: str) -> bool:
-    """Whether ``char`` belongs to a script written without spaces between words."""
-    code = ord(char)
-    if code < 0x0E00:
-        return False
-    return any(lo <= code <= hi for lo, hi in _UNSPACED_RANGES)
-
-
-def _is_word_char(char: str) -> bool:
-    # Combining marks (Devanagari vowel signs, Arabic harakat) are inside words, not between.
-    return char.isalnum() or char == "_" or unicodedata.category(char)[0] == "M"
-
-
-class _CharClasses(dict[int, str]):
-    """``str.translate`` table: code point → " " (space), "U", "W" or "P", filled lazily."""
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        if char.isspace():
-            cls = " "
-        elif is_unspaced(char):
-            cls = "U"
-        elif _is_word_char(char):
-            cls = "W"
-        else:
-            cls = "P"
-        self[code] = cls
-        return cls
-
-
-_CLASSES = _CharClasses()
-_CLASS_CHANGE = re.compile(r"(?<=W)(?=[UP])|(?<=U)(?=[WP])|(?<=P)(?=[WU])")
-
-
-def _split_classes(norm: str) -> str:
-    """Insert one space wherever the W/U/P class changes (``norm`` is already normalised)."""
-    cuts = [m.start() for m in _CLASS_CHANGE.finditer(norm.translate(_CLASSES))]
-    if not cuts:
-        return norm
-    starts = [0, *cuts]
-    ends = [*cuts, len(norm)]
-    return " ".join(norm[a:b] for a, b in zip(starts, ends, strict=True))
-
-
-def match_form(text: str) -> str:
-    """A text as the matcher scans it: normalised, boundaries spaced, padded with spaces."""
-    return f" {_split_classes(normalize(text))} "
-
-
-def spaced_form(norm: str) -> str:
-    """An already normalised text with class boundaries spaced and padded (the classic engine
-    builds it from :func:`normalize` or :func:`normalize_keep_case`)."""
-    return f" {_split_classes(norm)} "
-
-
-def char_class(char: str) -> str:
-    """``"W"`` word character of a spaced script, ``"U"`` character of an unspaced script,
-    ``"P"`` punctuation or symbol, ``" "`` whitespace."""
-    return _CLASSES[ord(char)]
-
-
-@lru_cache(maxsize=1 << 17)
-def _alias_form(alias: str) -> str:
-    """An alias as loaded in the automaton: edges in unspaced scripts are left open.
-
-    Memoised (bounded): after an edit, the next turn rebuilds the book's automaton, and
-    nearly all of its aliases are the same strings as before — normalising them again was
-    more than half of the rebuild time (1.2 of 2.0 s for 102,000 aliases).
-    """
-    core = _split_classes(normalize(alias))
-    if not core:
-        return ""
-    left = "" if _CLASSES[ord(core[0])] == "U" else " "
-    right = "" if _CLASSES[ord(core[-1])] == "U" else " "
-    return f"{left}{core}{right}"
-
-
-def normalize(text: str) -> str:
-    """NFKC + casefold, apostrophes folded, whitespace runs collapsed to one space.
-
-    NFKC composes ``e`` + combining acute into ``é`` and widens/narrows full-width forms
-    (``ＡＢＣ`` → ``abc``). Accents are kept: ``resume`` does not match ``résumé``
-    (see docs/decisions.md).
-    """
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
-    # casefold can produce decomposed sequences (e.g. "İ" → "i̇"); recompose once more.
-    folded = unicodedata.normalize("NFC", folded)
-    return _SPACES.sub(" ", folded).strip()
-
-
-def normalize_keep_case(text: str) -> str:
-    """:func:`normalize` without case folding (case-sensitive classic keys)."""
-    kept = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
-    return _SPACES.sub(" ", kept).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,26 +65,40 @@ class Match:
     position: int  # the entry's index in ``LoreBook.entries``
 
 
+Names = tuple[bool, str, tuple[str, ...]]
+"""What an entry contributes to a matcher: (enabled, title, aliases)."""
+
+# (end offset of the first hit in the scanned text, match); what matchers merge on.
+_Hit = tuple[int, Match]
+
+
+def _names(book: LoreBook) -> dict[str, Names]:
+    return {e.id: (e.enabled, e.title, e.aliases) for e in book.entries}
+
+
 class BookMatcher:
     """One Aho–Corasick automaton over the titles and aliases of one book version's enabled
-    entries. Immutable once built; safe to share between threads."""
+    entries (or of a chosen subset of them). Immutable once built; safe to share between
+    threads."""
 
-    __slots__ = ("_automaton", "_empty", "book_id", "positions", "version")
+    __slots__ = ("_automaton", "_empty", "book_id", "names", "positions", "version")
 
-    def __init__(self, book: LoreBook) -> None:
+    def __init__(self, book: LoreBook, only: set[str] | None = None) -> None:
         self.book_id = book.id
         self.version = book.version
         # Entry id -> list index, so the selection finds an entry without scanning the book.
         self.positions: dict[str, int] = {e.id: i for i, e in enumerate(book.entries)}
+        # What each entry contributed: the next version's overlay is built from the difference.
+        self.names: dict[str, Names] = _names(book)
         automaton = ahocorasick.Automaton()
         # normalised pattern -> [(entry_id, alias as written, position)], entries in list order
         owners: dict[str, list[tuple[str, str, int]]] = {}
         for position, entry in enumerate(book.entries):
-            if not entry.enabled:
+            if not entry.enabled or (only is not None and entry.id not in only):
                 continue
             seen: set[str] = set()
             for alias in (entry.title, *entry.aliases):
-                key = _alias_form(alias)
+                key = alias_form(alias)
                 if not key or key in seen:
                     continue
                 seen.add(key)
@@ -204,6 +110,17 @@ class BookMatcher:
             automaton.make_automaton()
         self._automaton = automaton
 
+    def hits(self, scanned: str) -> dict[str, _Hit]:
+        """entry id → (end offset of its first hit, match) in an already prepared text."""
+        found: dict[str, _Hit] = {}
+        if self._empty or not scanned:
+            return found
+        for end, entries in self._automaton.iter(scanned):
+            for entry_id, alias, position in entries:
+                if entry_id not in found:
+                    found[entry_id] = (end, Match(entry_id, alias, position))
+        return found
+
     def find(self, text: str, *, prepared: bool = False) -> list[Match]:
         """Entries named in ``text``, each once, in order of first appearance.
 
@@ -212,29 +129,87 @@ class BookMatcher:
         """
         if self._empty or not text:
             return []
+        return [m for _, m in self.hits(text if prepared else match_form(text)).values()]
+
+
+class OverlayMatcher:
+    """A book version's matcher made of the previous version's automaton and a small one over
+    the entries whose names changed (issue 13: no turn pays for an edit).
+
+    Hits of the base for changed, added or removed entries are dropped, the overlay answers for
+    the changed and added ones, and every position is the new version's — so ``find`` returns
+    exactly what a full rebuild would, in the same order. Built in milliseconds; the cache
+    replaces it with the full matcher once that is built in the background.
+    """
+
+    __slots__ = ("_base", "_changed", "_overlay", "book_id", "names", "positions", "version")
+
+    def __init__(self, base: BookMatcher, book: LoreBook, changed: set[str]) -> None:
+        self.book_id = book.id
+        self.version = book.version
+        self.positions: dict[str, int] = {e.id: i for i, e in enumerate(book.entries)}
+        self.names = _names(book)
+        self._base = base
+        self._changed = changed
+        self._overlay = BookMatcher(book, only=changed)
+
+    def find(self, text: str, *, prepared: bool = False) -> list[Match]:
+        if not text:
+            return []
         scanned = text if prepared else match_form(text)
-        found: dict[str, Match] = {}
-        for _end, entries in self._automaton.iter(scanned):
-            for entry_id, alias, position in entries:
-                if entry_id not in found:
-                    found[entry_id] = Match(entry_id, alias, position)
-        return list(found.values())
+        found = [
+            (end, Match(m.entry_id, m.alias, self.positions[m.entry_id]))
+            for entry_id, (end, m) in self._base.hits(scanned).items()
+            if entry_id not in self._changed and entry_id in self.positions
+        ]
+        found += list(self._overlay.hits(scanned).values())
+        # The automaton's own order: by end offset; at one end the longer pattern first (its
+        # output links run longest to shortest), then list order among owners of one pattern.
+        found.sort(key=lambda hit: (hit[0], -len(alias_form(hit[1].alias)), hit[1].position))
+        return [m for _, m in found]
+
+
+AnyMatcher = BookMatcher | OverlayMatcher
+
+
+def changed_names(before: dict[str, Names], book: LoreBook) -> set[str]:
+    """Ids whose names or enabled flag differ between a matcher's book and ``book``, plus the
+    added and removed ones."""
+    after = _names(book)
+    changed = {i for i, names in after.items() if before.get(i) != names}
+    return changed | (before.keys() - after.keys())
 
 
 class MatcherCache:
-    """A bounded LRU of :class:`BookMatcher` keyed by ``(book_id, version)``, plus a bounded
-    memo of other text derived from one book version (entry cuts and index lines).
+    """A bounded LRU of matchers keyed by ``(book_id, version)``, plus a bounded memo of other
+    text derived from one book version (entry cuts and index lines).
 
     The service keeps one for the process and passes it to every ``select`` call. A book with
     an empty ``version`` is never cached (nothing says when it changed), so it is rebuilt on
     every call — the service must set ``LoreBook.version``.
+
+    With ``background=True`` a new version of a book already cached is first answered by an
+    :class:`OverlayMatcher` (when at most ``overlay_max`` entries changed) while one daemon
+    thread builds the full automaton; without it (the default; tests) builds are synchronous.
     """
 
-    def __init__(self, max_books: int = 256, max_derived: int = 20_000) -> None:
-        self._items: LRU[tuple[str, str], BookMatcher] = LRU(max(1, max_books))
+    def __init__(
+        self,
+        max_books: int = 256,
+        max_derived: int = 20_000,
+        *,
+        background: bool = False,
+        overlay_max: int = 500,
+    ) -> None:
+        self._items: LRU[tuple[str, str], AnyMatcher] = LRU(max(1, max_books))
         self._derived: LRU[tuple[str, ...], object] = LRU(max(1, max_derived))
+        # The last full matcher built per book: the base of the next version's overlay.
+        self._latest: LRU[str, BookMatcher] = LRU(max(1, max_books))
         self._lock = threading.Lock()
-        self.builds = 0  # how many automata were built (tests assert caching with it)
+        self._builder = _Builder(self._build_and_finish) if background else None
+        self._overlay_max = overlay_max
+        self.builds = 0  # how many full automata were built (tests assert caching with it)
+        self.overlays = 0
 
     def derived(self, book: LoreBook, key: tuple[str, ...], compute: Callable[[], T]) -> T:
         """``compute()``, remembered under ``(book.id, book.version, *key)``.
@@ -248,24 +223,87 @@ class MatcherCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, book: LoreBook) -> BookMatcher:
-        """The matcher of ``book`` at its current version, built on first use."""
+    def get(self, book: LoreBook) -> AnyMatcher:
+        """The matcher of ``book`` at its current version (an overlay while the full one is
+        being built in the background)."""
         if not book.version:
-            self._count_build()
-            return BookMatcher(book)
+            return self._build(book)
         key = (book.id, book.version)
         matcher = self._items.get(key)
         if matcher is not None:
             return matcher
+        base = self._latest.get(book.id)
+        if self._builder is not None and base is not None:
+            changed = changed_names(base.names, book)
+            if len(changed) <= self._overlay_max:
+                overlay = OverlayMatcher(base, book, changed)
+                with self._lock:
+                    self.overlays += 1
+                self._items.put(key, overlay)
+                self._builder.submit(book)
+                return overlay
         # Built outside any lock: a 100k-alias automaton takes a while and other books'
         # turns should not wait. Two threads may build the same one; the last one wins.
+        return self._finish(book, self._build(book))
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no background build is pending (tests, benchmarks)."""
+        return self._builder.wait_idle(timeout) if self._builder is not None else True
+
+    def _build(self, book: LoreBook) -> BookMatcher:
         matcher = BookMatcher(book)
-        self._count_build()
+        with self._lock:
+            self.builds += 1
+        return matcher
+
+    def _build_and_finish(self, book: LoreBook) -> None:
+        self._finish(book, self._build(book))
+
+    def _finish(self, book: LoreBook, matcher: BookMatcher) -> BookMatcher:
+        key = (book.id, book.version)
         self._items.put(key, matcher)
+        self._latest.put(book.id, matcher)
         # An older version of the same book will never be asked for again.
         self._items.discard_where(lambda k: k[0] == book.id and k != key)
         return matcher
 
-    def _count_build(self) -> None:
-        with self._lock:
-            self.builds += 1
+
+class _Builder:
+    """One daemon thread building full matchers, newest version per book first come."""
+
+    def __init__(self, build: Callable[[LoreBook], None]) -> None:
+        self._build = build
+        self._pending: dict[str, LoreBook] = {}
+        self._busy = False
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.failures = 0  # builds that raised (the overlay keeps answering for that version)
+
+    def submit(self, book: LoreBook) -> None:
+        with self._cond:
+            self._pending[book.id] = book  # a newer version replaces one not yet built
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="worldbook-matcher-build", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: bool(self._pending))
+                _, book = self._pending.popitem()
+                self._busy = True
+            try:
+                self._build(book)
+            except Exception:
+                self.failures += 1
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

@@ -59,6 +59,16 @@ ALL_ENTRIES = EntryQuery()
 
 
 @dataclass(frozen=True, slots=True)
+class EntryStamp:
+    """What says whether a cached view of an entry is still current: a change of content or
+    switch bumps ``updated_at``, a move changes ``position`` (one cheap row per entry)."""
+
+    entry_id: str
+    position: int
+    changed: str  # when the entry last changed, as the store gives it: compared, never parsed
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKeyRecord:
     id: str
     name: str

@@ -59,7 +59,9 @@ class Services:
         self.usage = usage
         self.query_embeddings = QueryEmbeddings(embedder, max_query_chars=settings.max_query_chars)
         self.prewarm = PrewarmQueue(self.query_embeddings.prewarm)
-        self.matcher_cache = MatcherCache(max_books=settings.index_cache_books)
+        # In a service process a new book version is answered by an overlay matcher while the
+        # full automaton is built in the background (issue 13: no turn pays for an edit).
+        self.matcher_cache = MatcherCache(max_books=settings.index_cache_books, background=True)
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
         self._counters: dict[str, TokenCounter] = {}
         self._index_versions: dict[str, int] = {}

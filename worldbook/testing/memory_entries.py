@@ -24,6 +24,7 @@ from worldbook.core.records import (
     BookRecord,
     EntryQuery,
     EntryRecord,
+    EntryStamp,
     EntryUsageRecord,
     ImportJobRecord,
     now,
@@ -131,6 +132,11 @@ class EntryTable(BookTable):
         if found is None:
             raise EntryNotFound.for_id(entry_id)
         return found
+
+    def entry_stamps(self, book_id: str) -> list[EntryStamp]:
+        with self._lock:
+            entries = self._book_entries(book_id)
+            return [EntryStamp(e.id, e.position, e.updated_at.isoformat()) for e in entries]
 
     def get_entries(self, book_id: str, ids: Sequence[str]) -> list[EntryRecord]:
         wanted = set(ids)

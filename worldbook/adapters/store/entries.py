@@ -28,7 +28,7 @@ from worldbook.core.drafts import (
 from worldbook.core.embed_text import entry_content_hash
 from worldbook.core.limits import check_entry_query
 from worldbook.core.ordering import Target, gap_for, parse_target, renumber, spread_or_renumber
-from worldbook.core.records import ALL_ENTRIES, EntryQuery, EntryRecord, now
+from worldbook.core.records import ALL_ENTRIES, EntryQuery, EntryRecord, EntryStamp, now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
 
@@ -99,6 +99,18 @@ class EntriesMixin(StoreBase):
         if not found:
             raise EntryNotFound.for_id(entry_id)
         return found[0]
+
+    def entry_stamps(self, book_id: str) -> list[EntryStamp]:
+        """(id, position, updated_at) of every entry of the book, in list order: three narrow
+        columns, so a process can tell what changed since it built its view of the book."""
+        c = t.entries.c
+        # The time is compared, never computed with: read it as the driver gives it (SQLite's
+        # text is not parsed into datetimes — that parsing was most of this query's cost).
+        changed = sa.type_coerce(c.updated_at, sa.String())
+        stmt = sa.select(c.id, c.position, changed).where(c.book_id == book_id)
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(stmt.order_by(c.position, c.id)).all()
+        return [EntryStamp(r[0], r[1], str(r[2])) for r in rows]
 
     def get_entries(self, book_id: str, ids: Sequence[str]) -> list[EntryRecord]:
         """Entries of this book among ``ids`` (others are silently left out), in list order."""
