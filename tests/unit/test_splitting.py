@@ -172,3 +172,18 @@ def test_leading_and_trailing_whitespace_are_kept_outside_the_lore() -> None:
     assert split.parts[0].lore == LORE
     assert split.parts[0].separator == "  \n\n"
     assert weighted_length(split.parts[0].lore) >= 20
+
+
+def test_a_long_part_is_never_cut_into_a_piece_under_the_minimum() -> None:
+    # Found by Hypothesis: the only paragraph break near the end left a 19-character piece.
+    from worldbook.core.limits import Limits
+
+    small = Limits(lore_max=300)
+    head = "# The Harbor\nthe\nthe\nthe\nthe the the the the the the the the the the the\n"
+    head += "the the the the harbor harbor " + "x" * 80 + "\nthe the the the the the harbor "
+    head += "harbor harbor harbor "
+    head += "x" * (278 - len(head))  # a 278-character section, then a 19-character one
+    text = head + "\r\n\r\nTHE GUILD\nTHE GUILD\n"
+    split = split_text(text, limits=small)
+    assert split.joined() == text
+    assert all(20 <= len(p.lore) <= 300 for p in split.parts)

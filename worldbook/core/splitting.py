@@ -276,9 +276,10 @@ def _cuts(text: str, lo: int, hi: int, pattern: re.Pattern[str]) -> list[tuple[i
     return found
 
 
-def _best_cut(text: str, start: int, end: int, size: int) -> tuple[int, int] | None:
+def _best_cut(text: str, start: int, end: int, size: int, minimum: int) -> tuple[int, int] | None:
     """The cut nearest the ideal point (an equal share) at the strongest boundary kind that
-    leaves a rest fitting in the remaining pieces; None when no boundary is in reach."""
+    leaves a rest fitting in the remaining pieces and no side under ``minimum`` (weighted);
+    None when no boundary is in reach."""
     left = end - start
     pieces = math.ceil(left / size)
     ideal = start + math.ceil(left / pieces)
@@ -287,19 +288,22 @@ def _best_cut(text: str, start: int, end: int, size: int) -> tuple[int, int] | N
         fitting = [
             cut
             for cut in _cuts(text, lo, hi + 1, pattern)
-            if start < cut[0] <= hi and end - cut[1] <= (pieces - 1) * size
+            if start < cut[0] <= hi
+            and end - cut[1] <= (pieces - 1) * size
+            and weighted_length(text[start : cut[0]].strip()) >= minimum
+            and weighted_length(text[cut[1] : end].strip()) >= minimum
         ]
         if fitting:
             return min(fitting, key=lambda cut: abs(cut[0] - ideal))
     return None
 
 
-def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+def _pieces(text: str, start: int, end: int, size: int, minimum: int) -> list[tuple[int, int]]:
     """``[start, end)`` in as few pieces of at most ``size`` characters as fit, near-equal,
     each bounded by non-whitespace (the importers' ``split_lore`` scheme, on spans)."""
     pieces: list[tuple[int, int]] = []
     while end - start > size:
-        cut = _best_cut(text, start, end, size)
+        cut = _best_cut(text, start, end, size, minimum)
         if cut is None:
             left = end - start
             hard = start + math.ceil(left / math.ceil(left / size))
@@ -348,7 +352,7 @@ def split_text(
     for number, draft in enumerate(drafts, 1):
         lore = text[draft.start : draft.end]
         title = clean_title(draft.title, limits) or opening_title(lore, limits) or f"Part {number}"
-        pieces = _pieces(text, draft.start, draft.end, limits.lore_max)
+        pieces = _pieces(text, draft.start, draft.end, limits.lore_max, limits.lore_min)
         if len(pieces) > 1:
             notes.append(
                 f"“{shorten(title, 40)}” ({len(lore):,} characters) was cut into "
