@@ -196,6 +196,9 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/v1/books/{book_id}/usage"): Row(
         "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage", {})
     ),
+    ("GET", "/v1/books/{book_id}/usage/daily"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage/daily?days=7", {})
+    ),
     ("GET", "/v1/books/{book_id}/index"): Row(
         "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/index", {})
     ),
