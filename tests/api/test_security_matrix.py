@@ -211,6 +211,7 @@ PUBLIC = {
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
+    ("GET", "/ui"),  # the lore inspector's page (static files under /ui/; no data without a key)
 }
 
 
@@ -317,6 +318,6 @@ def _headers(response: Any) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.lower() != "date"}
 
 
-@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs"])
+@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs", "/ui/"])
 def test_public_routes_need_no_key(client: TestClient, path: str) -> None:
     assert client.get(path).status_code == 200

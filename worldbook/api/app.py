@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from worldbook.api.errors import error_body, install_error_handlers
-from worldbook.api.routes import attachments, books, entries, stats, system, transfer, turns
+from worldbook.api.routes import attachments, books, entries, stats, system, transfer, turns, ui
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
 
@@ -111,4 +111,5 @@ def create_app(
     app.include_router(system.router)
     for module in (books, entries, attachments, transfer, turns, stats):
         app.include_router(module.router, prefix=API_PREFIX)
+    ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app

@@ -56,3 +56,7 @@ app.command("bench")(bench_command)
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # python -m worldbook.cli.main
+    main()
