@@ -163,6 +163,19 @@ def test_import_reorder_toggle_and_edit(browser: Browser, server: Server) -> Non
     assert titles_in_order(server, book_id) == ["power", "eldoria", "shadowfang", "glade"]
     assert len([u for u in browser.requests if u.endswith("/entries/move")]) == before + 1
 
+    # Token counts for another tokenizer; an unknown one is refused on the field.
+    before_tokens = row(browser, "power").locator(".tokens").inner_text()
+    page.fill("#tokenizer", "estimate:chars-per-token=2")
+    page.click("form.inline-form button")
+    page.wait_for_selector(".toast:has-text('Token counts for estimate')")
+    assert row(browser, "power").locator(".tokens").inner_text() != before_tokens
+    page.fill("#tokenizer", "no-such-tokenizer")
+    page.click("form.inline-form button")
+    page.wait_for_selector("#tokenizer-error:has-text('Unknown tokenizer')")
+    page.fill("#tokenizer", "cl100k_base")
+    page.click("form.inline-form button")
+    page.wait_for_selector("#tokenizer-error", state="hidden")
+
     # The keyboard way: the "move down" button of "power".
     page.click("button[aria-label='Move power down']")
     first_row_is(browser, "eldoria")
@@ -440,3 +453,100 @@ def test_the_page_counts_lengths_like_the_server(browser: Browser, server: Serve
         samples,
     )
     assert got == [[len(t), weighted_length(t)] for t in samples]
+
+
+# --- features the API may or may not have ----------------------------------------------------
+
+
+def _api_with_living_world(route: Any) -> None:
+    """The real /openapi.json plus what the living-world branch adds: a hybrid mode, a
+    living_world book field, and the write-log routes (the page must discover them)."""
+    doc = route.fetch().json()
+    schemas = doc["components"]["schemas"]
+    schemas["BookMode"]["enum"] = [*schemas["BookMode"]["enum"], "hybrid"]
+    schemas["BookPatch"]["properties"]["living_world"] = {"type": "boolean"}
+    doc["paths"]["/v1/books/{book_id}/writes"] = {"get": {"responses": {}}}
+    doc["paths"]["/v1/writes/{write_id}/undo"] = {"post": {"responses": {}}}
+    route.fulfill(json=doc)
+
+
+@needs_eldoria
+def test_the_page_shows_what_the_api_declares(
+    browser: Browser, server: Server, eldoria: str
+) -> None:
+    page = browser.page
+    sign_in(browser, server)
+    page.goto(f"{server.base}/ui/#/book/{eldoria}/settings")
+    page.wait_for_selector("select[name=mode]")
+    modes = page.locator("select[name=mode] option").all_inner_texts()
+    assert modes == ["world", "classic"]  # what this server's BookMode accepts
+    assert page.locator("input[name=living_world]").count() == 0
+    assert page.locator("nav.tabs a:text-is('Write log')").count() == 0
+
+    undone: list[str] = []
+
+    def writes(route: Any) -> None:
+        route.fulfill(
+            json={
+                "writes": [
+                    {
+                        "id": "w1",
+                        "action": "create",
+                        "entry_title": "The drowned bell",
+                        "created_at": "2026-12-01T10:00:00Z",
+                        "undone": "w1" in undone,
+                        "summary": "Added after the harbour scene.",
+                    }
+                ]
+            }
+        )
+
+    def undo(route: Any) -> None:
+        undone.append(route.request.url.rsplit("/", 2)[-2])
+        route.fulfill(json={"undone": True})
+
+    page.route("**/openapi.json", _api_with_living_world)
+    page.route(f"**/v1/books/{eldoria}/writes", writes)
+    page.route("**/v1/writes/*/undo", undo)
+    page.reload()
+    page.wait_for_selector("select[name=mode]")
+    assert page.locator("select[name=mode] option").all_inner_texts() == [
+        "world",
+        "classic",
+        "hybrid",
+    ]
+    assert page.locator("input[name=living_world]").count() == 1
+    page.click("nav.tabs a:text-is('Write log')")
+    page.wait_for_selector("li.write[data-write-id=w1]")
+    assert "The drowned bell" in page.locator("li.write").inner_text()
+    page.click("li.write button:text-is('Undo')")
+    page.wait_for_selector("li.write button:text-is('Undone')")
+    assert undone == ["w1"]
+    browser.shot("17-write-log")
+
+
+def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Server) -> None:
+    lore = "A harbour bell that rings before storms."
+    made = {}
+    for mode in ("world", "classic"):
+        book = server.call("POST", "/v1/books", {"title": f"Bells ({mode})", "mode": mode})
+        entry = server.call(
+            "POST", f"/v1/books/{book['id']}/entries", {"title": "Bell", "lore": lore}
+        )
+        made[mode] = (book["id"], entry["id"])
+    page = browser.page
+    sign_in(browser, server)
+    for mode, (book_id, entry_id_) in made.items():
+        page.goto(f"{server.base}/ui/#/book/{book_id}/entry/{entry_id_}")
+        page.wait_for_selector("form.editor input[name=title]")
+        assert page.locator("fieldset.classic").count() == (mode == "classic")
+    # A classic field round-trips: keys, one per line, saved as a list.
+    page.fill("textarea[name=keys]", "bell\nstorm bell")
+    page.fill("input[name=priority]", "12x")
+    assert "whole number" in page.locator("[data-field=priority] .field-error").inner_text()
+    page.fill("input[name=priority]", "12")
+    page.click("form.editor button[type=submit]")
+    page.wait_for_selector(".toast:has-text('Saved')")
+    saved = server.call("GET", f"/v1/entries/{made['classic'][1]}")
+    assert (saved["keys"], saved["priority"]) == (["bell", "storm bell"], 12)
+    browser.shot("18-editor-classic")

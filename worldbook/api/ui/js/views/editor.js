@@ -52,8 +52,9 @@ function checkJsonObject(raw) {
   }
 }
 
-function commonFields(form, entry, classicBook) {
-  const loreMin = classicBook === "classic" ? LIMITS.classicLoreMin : LIMITS.loreMin;
+function commonFields(form, entry, mode) {
+  // Classic books hold short keyword snippets: the server accepts 1 character of lore there.
+  const loreMin = mode === "classic" ? LIMITS.classicLoreMin : LIMITS.loreMin;
   return [
     form.add({ name: "title", label: "Title", value: entry.title, max: LIMITS.entryTitleMax,
       hint: "A short noun phrase; also matched literally in messages.",

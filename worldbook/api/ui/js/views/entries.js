@@ -49,7 +49,7 @@ export async function renderEntries(view, { book }) {
   const tokError = h("p", { class: "field-error", id: "tokenizer-error", hidden: true });
   const tokForm = h("form", { class: "inline-form" },
     h("label", { for: "tokenizer" }, "Token counts for"), tokInput,
-    h("datalist", { id: "tokenizers" }, ["tiktoken:cl100k_base", "cl100k_base", "estimate"].map((v) => h("option", { value: v }))),
+    h("datalist", { id: "tokenizers" }, ["tiktoken:cl100k_base", "cl100k_base", "estimate", "estimate:chars-per-token=4"].map((v) => h("option", { value: v }))),
     h("button", { type: "submit" }, "Count"), tokError);
   tokForm.addEventListener("submit", async (event) => {
     event.preventDefault();
