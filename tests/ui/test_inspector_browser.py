@@ -550,3 +550,15 @@ def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Se
     saved = server.call("GET", f"/v1/entries/{made['classic'][1]}")
     assert (saved["keys"], saved["priority"]) == (["bell", "storm bell"], 12)
     browser.shot("18-editor-classic")
+
+    # A new entry from the list's button, in the world book.
+    page.goto(f"{server.base}/ui/#/book/{made['world'][0]}/entries")
+    page.click("a:text-is('New entry')")
+    page.wait_for_selector("form.editor h2:text-is('New entry')")
+    page.fill("input[name=title]", "Storm bell")
+    page.fill("textarea[name=lore]", "short")
+    assert "at least 20 characters" in page.locator("[data-field=lore] .field-error").inner_text()
+    page.fill("textarea[name=lore]", "It rings by itself an hour before a storm reaches the bay.")
+    page.click("form.editor button[type=submit]")
+    page.wait_for_selector("form.editor h2:text-is('Storm bell')")
+    assert "Storm bell" in titles_in_order(server, made["world"][0])

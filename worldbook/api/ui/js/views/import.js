@@ -45,8 +45,8 @@ export async function renderImport(view) {
   const output = h("div", { "aria-live": "polite" });
   const zone = h("div", { class: "dropzone", id: "dropzone" },
     h("p", {}, "Drop a lorebook file here, or"),
-    h("label", { for: "import-file", class: "button" }, "Choose a file…"),
-    input,
+    input, // visually hidden but focusable: Tab reaches it, and its label shows the focus
+    h("label", { for: "import-file", class: "button file-button" }, "Choose a file…"),
     h("p", { class: "hint" }, "SillyTavern World Info, Character Card V2/V3 (JSON or PNG), and other formats the server reads. At most 500 entries per file here; larger books: worldbook import."));
 
   async function send(file) {
