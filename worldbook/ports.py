@@ -8,7 +8,7 @@ errors into :mod:`worldbook.errors` types before they leave.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -264,6 +264,10 @@ class Store(Protocol):
         self, book_turns: Mapping[str, int], entry_counts: Mapping[str, Mapping[str, int]]
     ) -> None: ...
     def book_turns(self, book_id: str) -> int: ...
+    def book_turns_by_day(self, book_id: str, since: date) -> dict[date, int]:
+        """Served turns per UTC day on or after ``since`` (days without turns are absent)."""
+        ...
+
     def entry_usage(self, book_id: str) -> dict[str, EntryUsageRecord]: ...
     def usage_alerts(self, book_id: str, min_turns: int) -> list[str]: ...
 

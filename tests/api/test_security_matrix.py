@@ -196,6 +196,9 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/v1/books/{book_id}/usage"): Row(
         "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage", {})
     ),
+    ("GET", "/v1/books/{book_id}/usage/daily"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage/daily?days=7", {})
+    ),
     ("GET", "/v1/books/{book_id}/index"): Row(
         "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/index", {})
     ),
@@ -216,6 +219,7 @@ PUBLIC = {
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
+    ("GET", "/ui"),  # the lore inspector's page (static files under /ui/; no data without a key)
 }
 
 
@@ -322,6 +326,6 @@ def _headers(response: Any) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.lower() != "date"}
 
 
-@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs"])
+@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs", "/ui/"])
 def test_public_routes_need_no_key(client: TestClient, path: str) -> None:
     assert client.get(path).status_code == 200

@@ -26,6 +26,7 @@ from worldbook.api.routes import (
     system,
     transfer,
     turns,
+    ui,
 )
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
@@ -121,4 +122,5 @@ def create_app(
     for module in (books, entries, attachments, transfer, turns, stats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
+    ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app

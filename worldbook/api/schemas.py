@@ -9,7 +9,7 @@ database's 32-bit columns, ids to their shape, and JSON objects to finite number
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -299,6 +299,16 @@ class UsageOut(BaseModel):
         "alert_turns turns (empty before that)."
     )
     entries: list[UsageEntryOut]
+
+
+class UsageDayOut(BaseModel):
+    day: date = Field(description="A UTC day.")
+    turns: int
+
+
+class UsageDailyOut(BaseModel):
+    book_id: str
+    days: list[UsageDayOut] = Field(description="Every day of the window, oldest first.")
 
 
 class IndexStatusOut(BaseModel):

@@ -59,3 +59,7 @@ app.command("split")(split_command)
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # python -m worldbook.cli.main
+    main()

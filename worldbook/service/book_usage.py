@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import date, timedelta
 
-from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord
+from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord, now
 from worldbook.errors import EntryNotFound, InvalidInput
 from worldbook.service.access import require_owner
 from worldbook.service.cast import BookSource, resolve_books
@@ -55,6 +56,31 @@ def book_usage(
         never_surfaced=never,
         entries=uses,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class DailyTurns:
+    book_id: str
+    days: list[tuple[date, int]]
+    """Every UTC day of the window, oldest first, with its served turns (0 when none)."""
+
+
+DAYS_MAX = 366
+
+
+def daily_turns(services: Services, user_id: str, book_id: str, *, days: int = 30) -> DailyTurns:
+    """Served turns per UTC day over the last ``days`` days (today included); owner only, like
+    :func:`book_usage`. Days without turns are filled with 0 so a chart needs no gap logic."""
+    if not 1 <= days <= DAYS_MAX:
+        raise InvalidInput(f"days must be 1–{DAYS_MAX}; got {days}.", field="days")
+    book = require_owner(
+        services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
+    )
+    services.usage.flush()
+    first = now().date() - timedelta(days=days - 1)
+    counts = services.store.book_turns_by_day(book.id, first)
+    window = [first + timedelta(days=i) for i in range(days)]
+    return DailyTurns(book_id=book.id, days=[(day, counts.get(day, 0)) for day in window])
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ import hmac
 import secrets
 import threading
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from worldbook.core import limits
@@ -57,6 +58,7 @@ class BookTable:
         self._keys: dict[str, tuple[ApiKeyRecord, str]] = {}
         self._books: dict[str, BookRecord] = {}
         self._turns: dict[str, int] = {}
+        self._turn_days: dict[str, dict[date, int]] = {}  # book id → UTC day → turns
         self._attachments: list[AttachmentRecord] = []
 
     def close(self) -> None:
@@ -147,6 +149,7 @@ class BookTable:
     def _forget_book(self, book_id: str) -> None:
         del self._books[book_id]
         self._turns.pop(book_id, None)
+        self._turn_days.pop(book_id, None)
         self._attachments = [a for a in self._attachments if a.book_id != book_id]
 
     def create_book(self, owner_id: str, draft: BookDraft) -> BookRecord:

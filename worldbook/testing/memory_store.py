@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 
 import numpy as np
 
@@ -197,6 +197,8 @@ class InMemoryStore(EntryTable):
             for book_id, n in book_turns.items():
                 if book_id in self._turns:
                     self._turns[book_id] += n
+                    days = self._turn_days.setdefault(book_id, {})
+                    days[stamp.date()] = days.get(stamp.date(), 0) + n
             for entry_id, counts in entry_counts.items():
                 usage = self._entry_usage.get(entry_id)
                 total = sum(int(counts.get(via, 0)) for via in USAGE_VIAS)
@@ -210,6 +212,11 @@ class InMemoryStore(EntryTable):
     def book_turns(self, book_id: str) -> int:
         with self._lock:
             return self._turns.get(book_id, 0)
+
+    def book_turns_by_day(self, book_id: str, since: date) -> dict[date, int]:
+        with self._lock:
+            days = self._turn_days.get(book_id, {})
+            return {day: n for day, n in days.items() if day >= since and n}
 
     def entry_usage(self, book_id: str) -> dict[str, EntryUsageRecord]:
         with self._lock:

@@ -157,7 +157,10 @@ class BooksMixin(StoreBase):
             entry_ids = sa.select(t.entries.c.id).where(t.entries.c.book_id == book_id)
             for table in (t.entry_vectors, t.entry_usage):
                 conn.execute(sa.delete(table).where(table.c.entry_id.in_(entry_ids)))
-            for table in (t.entries, t.book_tags, t.book_usage, t.attachments, t.import_jobs):
+            # book_usage_days after book_usage: the usage writer holds book_usage's row while
+            # it adds a day, so its day row is committed (and deleted here) or never written.
+            tables = (t.entries, t.book_tags, t.book_usage, t.book_usage_days, t.attachments)
+            for table in (*tables, t.import_jobs):
                 conn.execute(sa.delete(table).where(table.c.book_id == book_id))
             conn.execute(sa.delete(t.books).where(t.books.c.id == book_id))
 

@@ -8,7 +8,7 @@ metadata on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -171,6 +171,21 @@ class BookUsageRow(_Base, table=True):
     turns: int = Field(sa_column=sa.Column(sa.Integer(), nullable=False))
 
 
+class BookUsageDayRow(_Base, table=True):
+    """Served turns per book per UTC day (the usage chart, issue 14).
+
+    No foreign key on purpose: the usage writer upserts these rows after updating
+    ``book_usage`` in the same transaction and only for books whose ``book_usage`` row still
+    exists, so a concurrent purge (which deletes ``book_usage`` first, then these rows) never
+    deadlocks against the writer's foreign-key check on ``books``.
+    """
+
+    __tablename__ = "book_usage_days"
+    book_id: str = Field(sa_column=sa.Column(sa.String(ID), primary_key=True))
+    day: date = Field(sa_column=sa.Column(sa.Date(), primary_key=True))
+    turns: int = Field(sa_column=sa.Column(sa.Integer(), nullable=False))
+
+
 class TokenCountRow(_Base, table=True):
     __tablename__ = "token_counts"
     content_hash: str = Field(sa_column=sa.Column(sa.String(64), primary_key=True))
@@ -211,5 +226,6 @@ attachments = table(AttachmentRow)
 entry_vectors = table(EntryVectorRow)
 entry_usage = table(EntryUsageRow)
 book_usage = table(BookUsageRow)
+book_usage_days = table(BookUsageDayRow)
 token_counts = table(TokenCountRow)
 import_jobs = table(ImportJobRow)

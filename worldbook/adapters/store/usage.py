@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import sqlalchemy as sa
@@ -104,6 +105,7 @@ class UsageMixin(StoreBase):
                     .values(turns=t.book_usage.c.turns + sa.bindparam("b_n")),
                     books,
                 )
+                conn.execute(self._add_day_turns(stamp.date()), books)
             if entries:
                 increments = {u[via]: u[via] + sa.bindparam(f"n_{via}") for via in USAGE_VIAS}
                 conn.execute(
@@ -118,6 +120,27 @@ class UsageMixin(StoreBase):
                     ),
                     entries,
                 )
+
+    def _add_day_turns(self, day: date) -> sa.Insert:
+        """Upsert ``b_n`` turns on ``day`` for book ``b_id``, only while its ``book_usage`` row
+        exists (a purged book gets no day row; see ``tables.BookUsageDayRow``)."""
+        d = t.book_usage_days
+        turns = sa.bindparam("b_n", type_=sa.Integer)
+        source = sa.select(t.book_usage.c.book_id, sa.literal(day, sa.Date()), turns).where(
+            t.book_usage.c.book_id == sa.bindparam("b_id")
+        )
+        insert = pg_insert(d) if self._pg else sqlite_insert(d)
+        upsert = insert.from_select(["book_id", "day", "turns"], source)
+        return upsert.on_conflict_do_update(
+            index_elements=[d.c.book_id, d.c.day], set_={"turns": d.c.turns + upsert.excluded.turns}
+        )
+
+    def book_turns_by_day(self, book_id: str, since: date) -> dict[date, int]:
+        """Served turns of the book per UTC day, for days on or after ``since`` that had any."""
+        d = t.book_usage_days
+        stmt = sa.select(d.c.day, d.c.turns).where(d.c.book_id == book_id, d.c.day >= since)
+        with read_tx(self._engine) as conn:
+            return {row[0]: int(row[1]) for row in conn.execute(stmt)}
 
     def book_turns(self, book_id: str) -> int:
         with read_tx(self._engine) as conn:

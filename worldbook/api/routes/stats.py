@@ -8,7 +8,13 @@ from fastapi import APIRouter, Query
 
 from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
-from worldbook.api.schemas import IndexStatusOut, UsageEntryOut, UsageOut
+from worldbook.api.schemas import (
+    IndexStatusOut,
+    UsageDailyOut,
+    UsageDayOut,
+    UsageEntryOut,
+    UsageOut,
+)
 from worldbook.service import book_usage
 
 router = APIRouter(tags=["usage"])
@@ -47,6 +53,22 @@ def usage(
         alert_turns=stats.alert_turns,
         never_surfaced=[_use(u) for u in stats.never_surfaced],
         entries=[_use(u) for u in stats.entries],
+    )
+
+
+@router.get("/books/{book_id}/usage/daily")
+def usage_daily(
+    book_id: BookId,
+    caller: CallerDep,
+    services: ServicesDep,
+    days: Annotated[
+        int, Query(ge=1, le=book_usage.DAYS_MAX, description="Window length, today included.")
+    ] = 30,
+) -> UsageDailyOut:
+    """Served turns per UTC day (zeros included), for a usage chart; owner only."""
+    daily = book_usage.daily_turns(services, caller.user_id, book_id, days=days)
+    return UsageDailyOut(
+        book_id=daily.book_id, days=[UsageDayOut(day=d, turns=n) for d, n in daily.days]
     )
 
 

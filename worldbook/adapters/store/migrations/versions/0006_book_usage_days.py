@@ -1,0 +1,33 @@
+"""Served turns per book per UTC day, for the usage chart of the lore inspector (issue 14).
+
+``book_usage_days`` has no foreign key to ``books`` (see ``tables.BookUsageDayRow``): rows are
+written only for books whose ``book_usage`` row exists, and ``purge_book`` deletes them.
+
+Revision ID: 0006
+Revises: 0002 (rechain onto the newest of 0003–0005 when those branches merge)
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0006"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "book_usage_days",
+        sa.Column("book_id", sa.String(length=32), nullable=False),
+        sa.Column("day", sa.Date(), nullable=False),
+        sa.Column("turns", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("book_id", "day"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("book_usage_days")

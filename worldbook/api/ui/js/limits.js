@@ -1,0 +1,97 @@
+// The DESIGN §6 limits, checked as the author types. The server checks them again (it is the
+// authority); these mirror worldbook/core/limits.py so an author sees the problem before
+// saving. Lengths count code points, like Python's len(); for the minimums only, an East
+// Asian wide or full-width character counts as two (same table as the server, see eaw.js).
+
+import { WIDE_RANGES } from "./eaw.js";
+
+export const LIMITS = {
+  bookTitleMax: 120,
+  bookDescriptionMax: 2000,
+  tagsMax: 20,
+  tagMax: 50,
+  entryTitleMin: 2,
+  entryTitleMax: 100,
+  loreMin: 20,
+  classicLoreMin: 1,
+  loreMax: 20000,
+  aliasesMax: 50,
+  aliasMax: 120,
+  previewMax: 2000,
+  bulkMax: 500,
+  probabilityMax: 100,
+  scanDepthMax: 100,
+  tokenBudgetMin: 100,
+  tokenBudgetMax: 32000,
+  int32: 2 ** 31 - 1,
+};
+
+function isWide(codePoint) {
+  // Binary search over the [start, end] pairs.
+  let lo = 0;
+  let hi = WIDE_RANGES.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (codePoint < WIDE_RANGES[2 * mid]) hi = mid - 1;
+    else if (codePoint > WIDE_RANGES[2 * mid + 1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+/** Code points, as Python's len() counts them (a JS string's length counts UTF-16 units). */
+export function length(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+/** The length that the minimums use: wide characters count twice. */
+export function weightedLength(text) {
+  let n = 0;
+  for (const ch of text) n += isWide(ch.codePointAt(0)) ? 2 : 1;
+  return n;
+}
+
+const fmt = (n) => n.toLocaleString("en-US");
+
+/** A text field's problem, or "" when it is fine. */
+export function checkText(value, { max, min = 0, required = false, label }) {
+  if (required && !value.trim()) return `${label} must not be empty or only whitespace.`;
+  const count = length(value);
+  if (count > max) return `${label}: at most ${fmt(max)} characters (${fmt(count)} now).`;
+  if (min) {
+    const weight = weightedLength(value.trim());
+    if (weight < min) {
+      return `${label}: at least ${fmt(min)} characters (${fmt(weight)} now; East Asian wide characters count as two).`;
+    }
+  }
+  return "";
+}
+
+/** A list field's problem (one item per line in the editor), or "". */
+export function checkList(items, { maxItems, maxLength, label }) {
+  if (items.length > maxItems) return `${label}: at most ${fmt(maxItems)} (${fmt(items.length)} now).`;
+  const long = items.findIndex((item) => length(item) > maxLength);
+  if (long >= 0) return `${label}: each at most ${fmt(maxLength)} characters (line ${long + 1} has ${fmt(length(items[long]))}).`;
+  return "";
+}
+
+/** A whole-number field's problem, or "". Empty is fine only when `optional`. */
+export function checkInt(raw, { min, max, label, optional = false }) {
+  if (raw === "" || raw === null || raw === undefined) return optional ? "" : `${label} is required.`;
+  if (!/^-?\d+$/.test(String(raw).trim())) return `${label} must be a whole number.`;
+  const value = Number(raw);
+  if (value < min || value > max) return `${label} must be within ${fmt(min)}–${fmt(max)}.`;
+  return "";
+}
+
+/** Split a textarea into list items: one per line, blank lines dropped, ends trimmed. */
+export function lines(text) {
+  return text.split("\n").map((line) => line.trim()).filter(Boolean);
+}
+
+/** Split comma-separated tags. */
+export function commaList(text) {
+  return text.split(",").map((item) => item.trim()).filter(Boolean);
+}
