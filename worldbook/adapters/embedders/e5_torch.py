@@ -174,38 +174,73 @@ class E5TorchEncoder:
         return out
 
     def _forward(self, batch: list[list[int]]) -> npt.NDArray[np.float64]:
-        """Mean-pooled last hidden states of a batch of token-id lists."""
-        size, length, h = len(batch), max(len(ids) for ids in batch), self._w.hidden
-        ids = np.full((size, length), self._w.pad, dtype=np.int64)
-        mask = np.zeros((size, length), dtype=bool)
-        for row, token_ids in enumerate(batch):
-            ids[row, : len(token_ids)] = token_ids
-            mask[row, : len(token_ids)] = True
+        """Mean-pooled last hidden states of a batch of token-id lists.
+
+        Padding-free: the batch's tokens are packed into one ``(tokens, hidden)`` matrix, so the
+        matrix products (three quarters of the time) do no work for padding and a batch costs
+        what its real tokens cost. Only the attention needs sequences side by side; it runs on
+        a padded copy of the queries, keys and values with padding keys masked out
+        (:class:`_Packing`), so every text gets the vector it gets alone.
+        """
+        h = self._w.hidden
+        packing = _Packing([len(ids) for ids in batch])
+        ids = np.fromiter((i for token_ids in batch for i in token_ids), dtype=np.int64)
         with torch.inference_mode():
-            words = torch.from_numpy(self._w.rows("emb.word", ids.reshape(-1), h))
-            x = words.view(size, length, h) + self._positions[:length] + self._token_type
-            x = F.layer_norm(x, (h,), *self._embedding_norm, self._w.eps).view(-1, h)
-            keep = torch.from_numpy(mask)
-            # Padding keys are masked out of the attention; a batch of one has no padding.
-            attend = keep[:, None, None, :] if size > 1 else None
+            words = torch.from_numpy(self._w.rows("emb.word", ids, h))
+            x = words + self._positions[packing.positions] + self._token_type
+            x = F.layer_norm(x, (h,), *self._embedding_norm, self._w.eps)
             for layer in self._layers:
-                x = self._layer(layer, x, size, length, attend)
-            hidden = x.view(size, length, h) * keep[:, :, None]
-            means = hidden.sum(dim=1) / keep.sum(dim=1, keepdim=True)
+                x = self._layer(layer, x, packing)
+            sums = torch.zeros(len(batch), h).index_add_(0, packing.sequence, x.float())
+            means = sums / packing.lengths[:, None]
         return means.double().numpy()
 
-    def _layer(
-        self, layer: _Layer, x: torch.Tensor, size: int, length: int, attend: torch.Tensor | None
-    ) -> torch.Tensor:
-        h, heads, head_dim = self._w.hidden, self._heads, self._head_dim
-        qkv = layer.qkv(x).view(size, length, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
+    def _layer(self, layer: _Layer, x: torch.Tensor, packing: _Packing) -> torch.Tensor:
+        h = self._w.hidden
+        qkv = packing.pad(layer.qkv(x))
+        size, length = qkv.shape[0], qkv.shape[1]
+        qkv = qkv.view(size, length, 3, self._heads, self._head_dim).permute(2, 0, 3, 1, 4)
         # Queries are pre-scaled (see __init__), hence scale=1.
-        context = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attend, scale=1.0)
-        context = context.permute(0, 2, 1, 3).reshape(-1, h)
+        context = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], packing.mask, scale=1.0)
+        context = packing.unpad(context.permute(0, 2, 1, 3).reshape(size * length, h))
         # Adding a bfloat16 product to the float32 residual promotes it in the same kernel.
         x = F.layer_norm(x + layer.attention_out(context), (h,), *layer.attention_norm, self._w.eps)
         ffn = layer.ffn_out(layer.ffn_in(x, gelu=True))
         return F.layer_norm(x + ffn, (h,), *layer.output_norm, self._w.eps)
+
+
+class _Packing:
+    """Where each packed token sits in the padded ``(sequences, longest)`` layout.
+
+    A batch of one, or of equal lengths, needs no padding at all: ``pad``/``unpad`` are then
+    reshapes and there is no mask.
+    """
+
+    def __init__(self, lengths: list[int]) -> None:
+        self.count, self.longest = len(lengths), max(lengths)
+        self.lengths = torch.tensor(lengths, dtype=torch.float32)
+        self.sequence = torch.repeat_interleave(torch.arange(self.count), torch.tensor(lengths))
+        self.positions = torch.cat([torch.arange(n) for n in lengths])
+        self.ragged = min(lengths) != self.longest
+        self.mask: torch.Tensor | None = None
+        if self.ragged:
+            self.slots = self.sequence * self.longest + self.positions
+            keep = torch.zeros(self.count * self.longest, dtype=torch.bool)
+            keep[self.slots] = True
+            # Padding keys are masked out of every query's attention.
+            self.mask = keep.view(self.count, 1, 1, self.longest)
+
+    def pad(self, packed: torch.Tensor) -> torch.Tensor:
+        """``(tokens, width)`` → ``(sequences, longest, width)``; padding rows are zeros."""
+        if not self.ragged:
+            return packed.view(self.count, self.longest, -1)
+        padded = packed.new_zeros(self.count * self.longest, packed.shape[1])
+        padded[self.slots] = packed
+        return padded.view(self.count, self.longest, -1)
+
+    def unpad(self, padded: torch.Tensor) -> torch.Tensor:
+        """``(sequences × longest, width)`` → the packed ``(tokens, width)`` rows."""
+        return padded[self.slots] if self.ragged else padded
 
 
 def load_encoder(path: Path, *, threads: int) -> E5TorchEncoder:
