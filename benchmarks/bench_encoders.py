@@ -152,6 +152,7 @@ def speed(names: Sequence[str], quick: bool) -> dict[str, Any]:
             started = time.perf_counter()
             embedder.embed_passages(paragraphs)
             out["passages_per_s"][name] = round(32 / (time.perf_counter() - started), 1)
+        out["batch_messages_per_s"] = _batches(encoders, short)
     out["winner_two_threads"] = _two_threads(weights, short)
     return out
 
@@ -169,6 +170,23 @@ def _interleaved(encoders: dict[str, CandidateEmbedder], texts: Sequence[str]) -
             encoders[name].embed_queries([text])
             samples[name].append(time.perf_counter() - started)
     return samples
+
+
+def _batches(encoders: dict[str, CandidateEmbedder], texts: Sequence[str]) -> dict[str, Any]:
+    """Short messages per second when embedded 8 or 32 per call (what batching hands the
+    engine), candidates interleaved batch by batch."""
+    out: dict[str, Any] = {}
+    for size in (8, 32):
+        groups = [list(texts[i : i + size]) for i in range(0, len(texts) - size + 1, size)]
+        spent = dict.fromkeys(encoders, 0.0)
+        for group in groups:
+            for name, embedder in encoders.items():
+                started = time.perf_counter()
+                embedder.embed_queries(group)
+                spent[name] += time.perf_counter() - started
+        count = size * len(groups)
+        out[str(size)] = {n: round(count / seconds, 1) for n, seconds in spent.items()}
+    return out
 
 
 def _two_threads(weights: E5Weights, texts: Sequence[str]) -> dict[str, Any]:
@@ -189,15 +207,25 @@ def _two_threads(weights: E5Weights, texts: Sequence[str]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------- batching
 def batching(quick: bool) -> dict[str, Any]:
-    """N threads each embedding its own new messages, through the engine with and without
-    BatchingEmbedder (rounds alternate, so load drifts hit both)."""
+    """N threads each embedding its own new messages through the real engine, alone or through
+    ``BatchingEmbedder``, on 1 or 2 torch threads; the configurations take turns in two rounds,
+    so load drifts hit them alike."""
     messages = chat_messages(3000)
-    inner = TorchE5Embedder(threads=0)  # the service default: all (2) cores
+    inner = TorchE5Embedder(threads=0)
     inner.embed_queries(["warm-up"])
-    batched = BatchingEmbedder(inner, max_wait_ms=2.0, max_batch=32)
-    seconds = 8.0 if quick else 20.0
-    out: dict[str, Any] = {"threads_of_engine": inner.threads, "seconds_per_run": seconds}
-    feed = iter(messages * 10)
+    configs: dict[str, tuple[Embedder, int]] = {
+        "alone, 1 thread": (inner, 1),
+        "batched, 1 thread": (BatchingEmbedder(inner, max_wait_ms=2.0, max_batch=32), 1),
+        "batched, 1 thread, 2 running": (
+            BatchingEmbedder(inner, max_wait_ms=2.0, max_batch=32, max_running=2),
+            1,
+        ),
+        "alone, 2 threads": (inner, 2),
+        "batched, 2 threads": (BatchingEmbedder(inner, max_wait_ms=2.0, max_batch=32), 2),
+    }
+    seconds = 6.0 if quick else 16.0
+    out: dict[str, Any] = {"seconds_per_config": seconds, "max_wait_ms": 2.0, "max_batch": 32}
+    feed = iter(messages * 20)
     lock = threading.Lock()
 
     def next_message() -> str:
@@ -205,19 +233,16 @@ def batching(quick: bool) -> dict[str, Any]:
             return next(feed)
 
     for clients in (1, 8, 32):
-        row: dict[str, Any] = {}
-        for label, embedder in (("alone", inner), ("batched", batched), ("alone", inner)):
-            found = _load(embedder, clients, seconds / 2, next_message)
-            previous = row.get(label)
-            row[label] = found if previous is None else _merge(previous, found)
-        for label in ("alone", "batched"):
-            row[label] = _summary(row[label])
-        row["throughput_ratio"] = round(
-            row["batched"]["messages_per_s"] / row["alone"]["messages_per_s"], 2
-        )
+        found: dict[str, dict[str, Any]] = {}
+        for _ in range(2):
+            for label, (embedder, threads) in configs.items():
+                torch.set_num_threads(threads)
+                run = _load(embedder, clients, seconds / 2, next_message)
+                found[label] = _merge(found[label], run) if label in found else run
+        row = {label: _summary(run) for label, run in found.items()}
         out[str(clients)] = row
         print(f"batching {clients} clients: {json.dumps(row)}", flush=True)
-    out["stats"] = batched.stats()._asdict()
+    torch.set_num_threads(1)
     return out
 
 
@@ -242,20 +267,27 @@ def _load(
     for t in threads:
         t.start()
     start.wait()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     for t in threads:
         t.join()
-    return {"latencies": latencies, "seconds": time.perf_counter() - began}
+    return {
+        "latencies": latencies,
+        "seconds": time.perf_counter() - began,
+        "cpu_seconds": time.process_time() - cpu,
+    }
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    return {"latencies": a["latencies"] + b["latencies"], "seconds": a["seconds"] + b["seconds"]}
+    return {key: a[key] + b[key] for key in ("latencies", "seconds", "cpu_seconds")}
 
 
 def _summary(found: dict[str, Any]) -> dict[str, Any]:
     latency = percentiles(found["latencies"])
     return {
         "messages_per_s": round(len(found["latencies"]) / found["seconds"], 1),
+        # Process CPU time per message: what a message costs whatever else runs on the
+        # machine (wall-clock rates here depend on the other processes' load).
+        "cpu_ms_per_message": round(1000 * found["cpu_seconds"] / len(found["latencies"]), 1),
         "p50_ms": latency["p50"],
         "p99_ms": latency["p99"],
         "n": latency["n"],
@@ -288,18 +320,20 @@ def print_report(report: dict[str, Any]) -> None:
             cells.append(f"{quality_part['min_r@5_delta'][name]:+9.4f}")
         print(" ".join(cells))
     if speed_part:
+        print("\nshort messages/s, one core, embedded N per call:")
+        for size, row in speed_part["batch_messages_per_s"].items():
+            print(f"  N={size:>2}: " + ", ".join(f"{n} {v}" for n, v in row.items()))
         print(f"winner {WINNER} on 1 vs 2 threads: {json.dumps(speed_part['winner_two_threads'])}")
     if report.get("batching"):
         b = report["batching"]
-        print(f"\nbatching (engine on {b['threads_of_engine']} threads): clients, alone vs batched")
+        print("\nbatching: clients × configuration: messages/s, p50/p99 ms per call, CPU/msg")
         for clients in ("1", "8", "32"):
-            row = b[clients]
-            a, d = row["alone"], row["batched"]
-            print(
-                f"{clients:>3} clients: {a['messages_per_s']:6.1f} msg/s p50 {a['p50_ms']:.0f} "
-                f"p99 {a['p99_ms']:.0f} ms | batched {d['messages_per_s']:6.1f} msg/s p50 "
-                f"{d['p50_ms']:.0f} p99 {d['p99_ms']:.0f} ms ({row['throughput_ratio']}x)"
-            )
+            for label, row in b[clients].items():
+                print(
+                    f"{clients:>3} {label:30} {row['messages_per_s']:7.1f} "
+                    f"{row['p50_ms']:8.1f} {row['p99_ms']:8.1f}  cpu/msg "
+                    f"{row['cpu_ms_per_message']:.1f} ms"
+                )
 
 
 def main(argv: Sequence[str]) -> int:

@@ -31,21 +31,22 @@ class GatedEmbedder:
 
     def __init__(self, *, hold_first: bool = False, bad: str | None = None) -> None:
         self.calls: list[list[str]] = []
+        self.changed = threading.Condition()
         self.passage_calls: list[list[str]] = []
         self.entered = threading.Event()
         self.release = threading.Event()
         if not hold_first:
             self.release.set()
         self.bad = bad
-        self._lock = threading.Lock()
 
     model_id = "gated@1"
     dim = DIM
     max_passage_chars = 100
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        with self._lock:
+        with self.changed:
             self.calls.append(list(texts))
+            self.changed.notify_all()
         self.entered.set()
         assert self.release.wait(JOIN)
         if self.bad is not None and self.bad in texts:
@@ -169,6 +170,21 @@ def test_batches_respect_max_batch_and_keep_arrival_order() -> None:
     assert inner.calls == [["leader"], ["q0", "q1"], ["q2", "q3"], ["q4"]]
 
 
+def test_with_two_running_a_second_batch_starts_while_the_first_runs() -> None:
+    inner = GatedEmbedder(hold_first=True)
+    embedder = BatchingEmbedder(inner, max_wait_ms=0, max_running=2)
+    leader = start_held_batch(embedder, inner)
+    second = Caller(embedder.embed_queries, ["second"])
+    second.start()
+    # The first call is still held: the second reaches the model only by running beside it.
+    with inner.changed:
+        assert inner.changed.wait_for(lambda: len(inner.calls) == 2, JOIN)
+    inner.release.set()
+    for caller in (leader, second):
+        caller.finish()
+    assert inner.calls == [["leader"], ["second"]]
+
+
 def test_a_call_larger_than_max_batch_runs_whole() -> None:
     inner = GatedEmbedder()
     embedder = BatchingEmbedder(inner, max_batch=2)
@@ -257,7 +273,11 @@ def test_empty_calls_and_passages_go_straight_through() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"max_wait_ms": -1}, "embed_batch_wait_ms"), ({"max_batch": 0}, "embed_batch_max")],
+    [
+        ({"max_wait_ms": -1}, "embed_batch_wait_ms"),
+        ({"max_batch": 0}, "embed_batch_max"),
+        ({"max_running": 0}, "embed_batch_running"),
+    ],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, float], field: str) -> None:
     with pytest.raises(InvalidInput) as info:

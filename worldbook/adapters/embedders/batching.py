@@ -9,8 +9,9 @@ Leader/follower: a caller that finds the embedder idle runs its texts at once (n
 arriving while a batch runs queue up; when it ends, the first of them leads the next batch: it
 waits up to ``max_wait_ms`` for more arrivals (those finishing the batch are about to send their
 next message) or until ``max_batch`` texts, then embeds every queued text in one inner call.
-Each caller waits only for its own vectors. One inner call runs at a time, so a model using all
-cores is never oversubscribed by concurrent calls.
+Each caller waits only for its own vectors. At most ``max_running`` inner calls run at once (one
+by default, so a model using all cores is never oversubscribed by concurrent calls; with a
+one-thread model, one per core).
 
 Vectors do not depend on the batch: the e5 engine masks padding out of the attention and the
 mean pooling (``e5_torch._Packing``), so a message gets the vector it gets alone (within float
@@ -58,11 +59,20 @@ class BatchingEmbedder:
             in its batch.
         max_wait_ms: how long the leader of a contended batch waits for more texts (0: never).
         max_batch: texts per inner call; a single call with more texts runs alone, whole.
+        max_running: inner calls at once (1: batches run one after another; with a
+            single-threaded model, the number of cores it may use).
 
     Passages (indexing) go straight to ``inner``: they come in large batches already.
     """
 
-    def __init__(self, inner: Embedder, *, max_wait_ms: float = 2.0, max_batch: int = 32) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        max_wait_ms: float = 2.0,
+        max_batch: int = 32,
+        max_running: int = 1,
+    ) -> None:
         if max_wait_ms < 0:
             raise InvalidInput(
                 f"max_wait_ms must be 0 or more; got {max_wait_ms}.", field="embed_batch_wait_ms"
@@ -71,12 +81,17 @@ class BatchingEmbedder:
             raise InvalidInput(
                 f"max_batch must be at least 1; got {max_batch}.", field="embed_batch_max"
             )
+        if max_running < 1:
+            raise InvalidInput(
+                f"max_running must be at least 1; got {max_running}.", field="embed_batch_running"
+            )
         self._inner = inner
         self._max_wait = max_wait_ms / 1000
         self._max_batch = max_batch
         self._changed = threading.Condition(threading.Lock())
         self._queue: deque[_Request] = deque()
-        self._running = False
+        self._max_running = max_running
+        self._running = 0
         self._batches = self._texts = self._largest = 0
 
     @property
@@ -103,15 +118,15 @@ class BatchingEmbedder:
         if not request.texts:
             return self._inner.embed_queries([])
         with self._changed:
-            contended = self._running or bool(self._queue)
+            contended = self._running > 0 or bool(self._queue)
             self._queue.append(request)
             self._changed.notify_all()  # a gathering leader may want this one
             while not request.done:
-                if self._running:
+                if self._running >= self._max_running:
                     self._changed.wait()
                     contended = True
                     continue
-                self._running = True  # this caller leads the next batch
+                self._running += 1  # this caller leads the next batch
                 self._lead(contended)
                 contended = True
         if request.error is not None:
@@ -143,7 +158,7 @@ class BatchingEmbedder:
                 if request.vectors is None and request.error is None:
                     request.error = IndexUnavailable("the embedding batch was interrupted")
                 request.done = True
-            self._running = False
+            self._running -= 1
             self._changed.notify_all()
 
     def _queued_texts(self) -> int:
