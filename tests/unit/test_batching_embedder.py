@@ -241,9 +241,10 @@ def test_identical_texts_are_embedded_once_and_each_caller_gets_its_own_copy() -
     np.testing.assert_array_equal(b.result[0], vector_of("same"))
 
 
-def test_many_threads_each_get_their_own_vectors() -> None:
+@pytest.mark.parametrize("running", [1, 2, 3])
+def test_many_threads_each_get_their_own_vectors(running: int) -> None:
     inner = GatedEmbedder()
-    embedder = BatchingEmbedder(inner, max_wait_ms=1, max_batch=8)
+    embedder = BatchingEmbedder(inner, max_wait_ms=1, max_batch=8, max_running=running)
     start = threading.Barrier(16)
 
     def embed(texts: list[str]) -> Vectors:

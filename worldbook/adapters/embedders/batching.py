@@ -42,12 +42,13 @@ class BatchingStats(NamedTuple):
 
 
 class _Request:
-    __slots__ = ("done", "error", "texts", "vectors")
+    __slots__ = ("done", "error", "taken", "texts", "vectors")
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
         self.vectors: Vectors | None = None
         self.error: BaseException | None = None
+        self.taken = False  # in a running batch
         self.done = False
 
 
@@ -122,7 +123,7 @@ class BatchingEmbedder:
             self._queue.append(request)
             self._changed.notify_all()  # a gathering leader may want this one
             while not request.done:
-                if self._running >= self._max_running:
+                if request.taken or self._running >= self._max_running:
                     self._changed.wait()
                     contended = True
                     continue
@@ -148,6 +149,10 @@ class BatchingEmbedder:
                 if left <= 0:
                     break
                 self._changed.wait(left)
+        if not self._queue:  # another leader took every queued request meanwhile
+            self._running -= 1
+            self._changed.notify_all()
+            return
         batch = self._take()
         self._changed.release()
         try:
@@ -171,6 +176,8 @@ class BatchingEmbedder:
         while self._queue and count + len(self._queue[0].texts) <= self._max_batch:
             count += len(self._queue[0].texts)
             batch.append(self._queue.popleft())
+        for request in batch:
+            request.taken = True
         return batch
 
     def _run(self, batch: list[_Request]) -> None:
