@@ -46,6 +46,20 @@ class WorldbookSettings(BaseSettings):
     )
     embed_threads: int = Field(default=0, ge=0, description="BLAS/torch threads; 0 = CPU count.")
     embed_device: str = Field(default="cpu", description="Device for sentence-transformers.")
+    embed_batch_max: int = Field(
+        default=32,
+        ge=1,
+        le=512,
+        description="Query texts of concurrent turns embedded in one model call (dynamic "
+        "batching); 1 turns batching off.",
+    )
+    embed_batch_wait_ms: float = Field(
+        default=2.0,
+        ge=0,
+        le=50,
+        description="How long a batch waits for more turns' messages while other turns are "
+        "embedding; a turn on an idle server never waits.",
+    )
     index_cache_books: int = Field(
         default=1000, ge=1, description="How many per-book vector indexes stay cached (LRU)."
     )

@@ -65,3 +65,22 @@ def test_choosing_an_embedder_imports_no_model_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_batch_max_above_one_wraps_the_embedder_for_batching() -> None:
+    from worldbook.adapters.embedders.batching import BatchingEmbedder
+
+    plain = load_embedder("fake", threads=1)
+    batched = load_embedder("fake", threads=1, batch_max=16, batch_wait_ms=1.5)
+    assert isinstance(plain, HashingEmbedder)
+    assert isinstance(batched, BatchingEmbedder)
+    assert isinstance(batched.inner, HashingEmbedder)
+    assert batched.model_id == plain.model_id
+    texts = ["one", "two"]
+    assert (batched.embed_queries(texts) == plain.embed_queries(texts)).all()
+
+
+def test_bad_batch_settings_are_refused_by_name() -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_embedder("fake", threads=1, batch_max=8, batch_wait_ms=-1)
+    assert info.value.field == "embed_batch_wait_ms"

@@ -130,6 +130,11 @@ class E5Weights:
         t = self._tensor(name, _FLOAT32)
         return np.frombuffer(self._data, dtype="<f4", count=t.elements, offset=t.offset).copy()
 
+    def raw_q4(self, name: str) -> npt.NDArray[np.uint8]:
+        """A Q4_0 tensor's bytes as stored (blocks of an fp16 scale and 16 nibble bytes)."""
+        t = self._tensor(name, _Q4_0)
+        return np.asarray(self._data[t.offset : t.offset + t.nbytes])
+
     def matrix(self, name: str, columns: int) -> FloatArray:
         """A Q4_0 matrix dequantised to float32, ``(rows, columns)``."""
         t = self._tensor(name, _Q4_0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.e5 import e5_embedder
 from worldbook.adapters.embedders.st import SentenceTransformerEmbedder
 from worldbook.adapters.embedders.use import UseEmbedder
@@ -64,16 +65,33 @@ def accepted_specs() -> list[str]:
 
 
 def load_embedder(
-    spec: str, *, threads: int = 0, device: str = "cpu", e5_engine: str = "auto"
+    spec: str,
+    *,
+    threads: int = 0,
+    device: str = "cpu",
+    e5_engine: str = "auto",
+    batch_max: int = 1,
+    batch_wait_ms: float = 2.0,
 ) -> Embedder:
     """The embedder named by ``spec`` (e.g. ``e5-small``); its model loads on first use.
 
+    With ``batch_max`` > 1 it is wrapped in :class:`BatchingEmbedder`: concurrent
+    ``embed_queries`` calls share model calls of up to ``batch_max`` texts (a served app's
+    turns; ``WORLDBOOK_EMBED_BATCH_MAX`` / ``WORLDBOOK_EMBED_BATCH_WAIT_MS``).
+
     Raises:
-        InvalidInput: unknown spec (the message lists the accepted ones).
+        InvalidInput: unknown spec (the message lists the accepted ones), bad batch settings.
         IndexUnavailable: the package or model behind a known spec is missing.
     """
-    spec = spec.strip()
-    options = EmbedderOptions(threads=threads, device=device, e5_engine=e5_engine)
+    embedder = _named(
+        spec.strip(), EmbedderOptions(threads=threads, device=device, e5_engine=e5_engine)
+    )
+    if batch_max > 1:
+        return BatchingEmbedder(embedder, max_wait_ms=batch_wait_ms, max_batch=batch_max)
+    return embedder
+
+
+def _named(spec: str, options: EmbedderOptions) -> Embedder:
     for key, factory in EMBEDDERS.items():
         if key.endswith(":") and spec.startswith(key):
             return factory(spec[len(key) :], options)
