@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -114,10 +114,11 @@ class Int8TorchEncoder(E5TorchEncoder):
             layers.append(
                 dataclasses.replace(
                     layer,
-                    qkv=qkv,
-                    attention_out=linear(i, "ao"),
-                    ffn_in=linear(i, "fi"),
-                    ffn_out=linear(i, "fo", weights.ffn),
+                    # int8 stand-ins with the same call shape as the float layers
+                    qkv=cast(Any, qkv),
+                    attention_out=cast(Any, linear(i, "ao")),
+                    ffn_in=cast(Any, linear(i, "fi")),
+                    ffn_out=cast(Any, linear(i, "fo", weights.ffn)),
                 )
             )
         self._layers = layers
@@ -329,6 +330,8 @@ def ort_available() -> bool:
 class CandidateEmbedder:
     """An :class:`~worldbook.ports.Embedder` over one candidate (``engine`` keeps the bench
     vector cache apart per candidate)."""
+
+    loaded = True
 
     def __init__(self, name: str, weights: E5Weights | None = None) -> None:
         from worldbook.adapters.embedders._common import package_version

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -67,7 +68,7 @@ class Bert(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, h = x.shape
         x = self.embedding_norm(x)
-        for layer in self.layers:
+        for layer in list[Any](self.layers):  # plain modules, attributes set above
             qkv = layer.qkv(x).view(1, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
             context = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], scale=1.0)
             x = layer.aln(x + layer.ao(context.permute(0, 2, 1, 3).reshape(n, h)))

@@ -29,6 +29,8 @@ def vector_of(text: str) -> np.ndarray:
 class GatedEmbedder:
     """Records each inner call; the first call can be held until ``release`` is set."""
 
+    loaded = True
+
     def __init__(self, *, hold_first: bool = False, bad: str | None = None) -> None:
         self.calls: list[list[str]] = []
         self.changed = threading.Condition()

@@ -58,6 +58,9 @@ class Components:
             threads=settings.embed_threads,
             device=settings.embed_device,
             e5_engine=settings.e5_engine,
+            # Concurrent turns' new messages share one model call (issue 13 item 1).
+            batch_max=settings.embed_batch_max,
+            batch_wait_ms=settings.embed_batch_wait_ms,
         )
         model_id = embedder.model_id
         opened = store

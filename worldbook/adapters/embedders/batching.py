@@ -111,6 +111,10 @@ class BatchingEmbedder:
     def max_passage_chars(self) -> int:
         return self._inner.max_passage_chars
 
+    @property
+    def loaded(self) -> bool:
+        return self._inner.loaded
+
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._inner.embed_passages(texts)
 
