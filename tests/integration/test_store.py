@@ -622,3 +622,65 @@ def test_new_ids_never_start_with_an_option_dash() -> None:
     from worldbook.adapters.store.base import new_id
 
     assert all(new_id()[0].isalnum() for _ in range(2000))
+
+
+# --- chats: classic chat state and the request log ---------------------------------------------
+
+
+def test_chat_state_round_trip_scoped_by_owner(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    other = store.create_book("alice", BookDraft(title="Other", mode=BookMode.CLASSIC))
+    state = {"e1": {"sticky": {"start": 3, "end": 5}}}
+    store.record_chat_turn("alice", "chat-1", states={book.id: state, other.id: None}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id, other.id]) == {book.id: state}
+    # another user naming the same chat id has a chat of their own
+    assert store.chat_states("bob", "chat-1", [book.id]) == {}
+    assert store.chat_states("alice", "chat-2", [book.id]) == {}
+    newer = {"e1": {"cooldown": {"start": 5, "end": 7}}}
+    store.record_chat_turn("alice", "chat-1", states={book.id: newer}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id]) == {book.id: newer}
+    store.record_chat_turn("alice", "chat-1", states={book.id: {}}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id]) == {}
+
+
+def test_chat_state_goes_with_a_purged_book(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    state = {"e1": {"matched": True}}
+    store.record_chat_turn("alice", "c", states={book.id: state}, log=None)
+    store.purge_book(book.id)
+    assert store.chat_states("alice", "c", [book.id]) == {}
+
+
+def test_chat_log_keeps_the_newest_turns(store: SqlStore) -> None:
+    for i in range(7):
+        store.record_chat_turn("alice", "c", states={}, log={"turn": i}, keep_log=5)
+    store.record_chat_turn("bob", "c", states={}, log={"turn": "bob"}, keep_log=5)
+    rows = store.chat_log("alice", "c")
+    assert [r.record["turn"] for r in rows] == [6, 5, 4, 3, 2]
+    assert rows[0].id > rows[1].id and rows[0].chat_id == "c" and rows[0].owner_id == "alice"
+    assert [r.record["turn"] for r in store.chat_log("alice", "c", limit=2)] == [6, 5]
+    assert [r.record["turn"] for r in store.chat_log("bob", "c")] == ["bob"]
+    assert store.chat_log("alice", "other") == []
+    with pytest.raises(InvalidInput):
+        store.chat_log("alice", "c", limit=0)
+
+
+def test_priority_may_be_left_to_the_order(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    [plain, ranked] = store.add_entries(
+        book.id,
+        [EntryDraft(title="Plain", lore="x"), EntryDraft(title="Ranked", lore="y", priority=0)],
+    )
+    assert plain.priority is None and ranked.priority == 0
+    assert store.update_entry(ranked.id, priority=None).priority is None
+
+
+def test_hybrid_books_need_world_lore(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    store.add_entries(book.id, [EntryDraft(title="Key", lore="x", keys=["k"])])
+    with pytest.raises(LimitExceeded):
+        store.update_book(book.id, mode=BookMode.HYBRID)
+    world = store.create_book("alice", BookDraft(title="World"))
+    store.add_entries(world.id, drafts(2))
+    assert store.update_book(world.id, mode="hybrid").mode == BookMode.HYBRID
+    assert store.update_book(world.id, mode="classic").mode == BookMode.CLASSIC

@@ -137,11 +137,17 @@ class EntryFields(Request):
     comment: str = ""
     keys: list[str] = Field(default_factory=list)
     secondary_keys: list[str] = Field(default_factory=list)
-    selective: bool = False
+    selective: bool | None = Field(
+        default=None,
+        description="Whether secondary keys apply (SillyTavern / CCv3); default: true when "
+        "secondary keys are given.",
+    )
     selective_logic: Int32 = 0
     constant: bool = False
     order: Int32 = 100
-    priority: Int32 = 0
+    priority: Int32 | None = Field(
+        default=None, description="Who survives the classic budget; null: the entry's order."
+    )
     role: Role = "system"
     whole_words: bool | None = None
     case_sensitive: bool | None = None
@@ -154,7 +160,9 @@ class EntryFields(Request):
 class EntryPatch(Patch):
     """Only the fields sent change. A new title, alias list or lore re-queues indexing."""
 
-    NULLABLE: ClassVar[frozenset[str]] = frozenset({"whole_words", "case_sensitive", "scan_depth"})
+    NULLABLE: ClassVar[frozenset[str]] = frozenset(
+        {"whole_words", "case_sensitive", "scan_depth", "priority"}
+    )
 
     title: str | None = None
     lore: str | None = None

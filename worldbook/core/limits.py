@@ -55,6 +55,8 @@ class Limits:
     scan_depth_max: int = 100
     token_budget_min: int = 100
     token_budget_max: int = 32_000
+    min_activations_max: int = 100
+    min_activations_depth_max: int = 1_000  # a turn carries at most 1,000 messages
     # JSON objects kept verbatim (``settings``, ``extensions``): bounded so that whatever is
     # stored can always be returned (a 256-deep object once saved, then failed every read).
     json_depth_max: int = 64
@@ -174,24 +176,46 @@ def validate_tags(tags: object, *, field: str = "tags", limits: Limits = LIMITS)
     )
 
 
+BOOK_SETTINGS: dict[str, type] = {
+    # DESIGN §3 (ranges in Limits, see _setting_bounds)
+    "scan_depth": int,
+    "token_budget": int,
+    "recursive_scanning": bool,
+    "recursive": bool,  # the importers' old name of recursive_scanning (read both)
+    # the rest of what the classic engine reads (worldbook.core.classic.ClassicSettings)
+    "case_sensitive": bool,
+    "whole_words": bool,
+    "group_scoring": bool,
+    "min_activations": int,
+    "min_activations_depth_max": int,
+}
+"""The book settings the classic engine reads, by type; other keys are kept verbatim."""
+
+
+def _setting_bounds(name: str, limits: Limits) -> tuple[int, int]:
+    return {
+        "scan_depth": (0, limits.scan_depth_max),
+        "token_budget": (limits.token_budget_min, limits.token_budget_max),
+        "min_activations": (0, limits.min_activations_max),
+        "min_activations_depth_max": (0, limits.min_activations_depth_max),
+    }.get(name, (0, 0))
+
+
 def validate_book_settings(
     settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
 ) -> None:
-    """DESIGN §3 ranges for the classic-mode book settings that are present."""
+    """DESIGN §3 ranges and types of the classic-mode book settings that are present."""
     check_json_text(settings, field=field)
-    if "scan_depth" in settings:
-        _check_int(
-            settings["scan_depth"], field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max
-        )
-    if "token_budget" in settings:
-        _check_int(
-            settings["token_budget"],
-            field=f"{field}.token_budget",
-            low=limits.token_budget_min,
-            high=limits.token_budget_max,
-        )
-    if "recursive" in settings and not isinstance(settings["recursive"], bool):
-        raise InvalidInput(f"{field}.recursive must be true or false.", field=f"{field}.recursive")
+    for name, kind in BOOK_SETTINGS.items():
+        if name not in settings:
+            continue
+        where = f"{field}.{name}"
+        if kind is bool:
+            if not isinstance(settings[name], bool):
+                raise InvalidInput(f"{where} must be true or false.", field=where)
+            continue
+        low, high = _setting_bounds(name, limits)
+        _check_int(settings[name], field=where, low=low, high=high)
 
 
 def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:
@@ -283,7 +307,8 @@ def _check_classic_fields(draft: EntryDraft, *, field: str, limits: Limits) -> N
     _check_int(draft.selective_logic, field=f"{field}.selective_logic", low=0, high=3)
     # 32-bit columns: a larger number must be a 422 here, not a database error later.
     _check_int(draft.order, field=f"{field}.order", low=-INT32_MAX, high=INT32_MAX)
-    _check_int(draft.priority, field=f"{field}.priority", low=-INT32_MAX, high=INT32_MAX)
+    if draft.priority is not None:
+        _check_int(draft.priority, field=f"{field}.priority", low=-INT32_MAX, high=INT32_MAX)
     _check_int(draft.probability, field=f"{field}.probability", low=0, high=limits.probability_max)
     if draft.scan_depth is not None:
         _check_int(draft.scan_depth, field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max)
