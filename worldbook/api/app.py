@@ -17,7 +17,16 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from worldbook.api.errors import error_body, install_error_handlers
-from worldbook.api.routes import attachments, books, entries, stats, system, transfer, turns
+from worldbook.api.routes import (
+    attachments,
+    books,
+    chats,
+    entries,
+    stats,
+    system,
+    transfer,
+    turns,
+)
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
 
@@ -109,6 +118,6 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=resolved.max_upload_bytes)
     app.include_router(system.router)
-    for module in (books, entries, attachments, transfer, turns, stats):
+    for module in (books, entries, attachments, transfer, turns, stats, chats):
         app.include_router(module.router, prefix=API_PREFIX)
     return app

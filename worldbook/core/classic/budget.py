@@ -4,7 +4,7 @@ Budget: activated entries are taken by priority, highest first (ties: placement 
 first entry that would take the total over the budget is dropped, and so is every entry after
 it — no back-filling with smaller ones, constants compete like any other entry, and no entry is
 kept "because it is first": the total never exceeds the budget. Placement: higher ``order``
-earlier, ties by higher priority, then lower entry id.
+earlier, ties by higher priority, then list position, then lower entry id.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class Costed(NamedTuple):
 
 
 def placement_key(spec: EntrySpec) -> PlacementKey:
-    """Render order (rule 26): higher order first, then higher priority, then lower id
+    """Render order (rule 26): higher order first, then higher priority, then list
+    position, then lower id
     (computed once per compiled entry, see ``compiled.placement``)."""
     return spec.placement
 

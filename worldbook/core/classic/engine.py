@@ -65,9 +65,24 @@ class _Run:
         self.active: dict[Ref, Matched] = {}
         self.failed: set[Ref] = set()  # lost the probability draw: not retried this turn
         self.fates: dict[Ref, Outcome] = {}
+        self.skipped = self._skipped(turn.skip)
         self.group_losers: set[Ref] = set()
         self.active_groups: dict[str, str] = {}
         self.passes = 0
+
+    def _skipped(self, skip: frozenset[tuple[str, str]]) -> set[Ref]:
+        """The refs of ``turn.skip``, marked in the trace as in the prompt already."""
+        refs: set[Ref] = set()
+        if not skip:
+            return refs
+        for b, book in enumerate(self.books):
+            for i, spec in enumerate(book.specs):
+                if (book.book.id, spec.entry.id) in skip:
+                    refs.add((b, i))
+                    self.fates[(b, i)] = Outcome(
+                        "elsewhere", "already in this turn's prompt (world lore)"
+                    )
+        return refs
 
     # -- passes -----------------------------------------------------------------------------
 
@@ -119,7 +134,7 @@ class _Run:
         """Evaluate candidates, then inclusion groups and probability; the new activations."""
         matched: list[Matched] = []
         for ref in candidates:
-            if ref in self.active or ref in self.failed:
+            if ref in self.active or ref in self.failed or ref in self.skipped:
                 continue
             b, i = ref
             spec = self.books[b].specs[i]
