@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.samples import SAMPLES_ROOT
 from worldbook.cli.errors import EXIT_CODES, exit_code
 from worldbook.cli.main import app
 from worldbook.errors import LimitExceeded, WorldbookError, all_error_types
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "lorebooks"
+SAMPLES = SAMPLES_ROOT / "lorebooks"
 needs_samples = pytest.mark.skipif(
     not SAMPLES.is_dir(), reason=f"sample lorebooks not found at {SAMPLES}"
 )
