@@ -177,13 +177,11 @@ def validate_tags(tags: object, *, field: str = "tags", limits: Limits = LIMITS)
 
 
 BOOK_SETTINGS: dict[str, type] = {
-    # DESIGN §3 (ranges in Limits, see _setting_bounds)
-    "scan_depth": int,
+    "scan_depth": int,  # DESIGN §3 ranges (Limits)
     "token_budget": int,
     "recursive_scanning": bool,
     "recursive": bool,  # the importers' old name of recursive_scanning (read both)
-    # the rest of what the classic engine reads (worldbook.core.classic.ClassicSettings)
-    "case_sensitive": bool,
+    "case_sensitive": bool,  # the rest of what the classic engine reads (ClassicSettings)
     "whole_words": bool,
     "group_scoring": bool,
     "min_activations": int,
@@ -192,30 +190,23 @@ BOOK_SETTINGS: dict[str, type] = {
 """The book settings the classic engine reads, by type; other keys are kept verbatim."""
 
 
-def _setting_bounds(name: str, limits: Limits) -> tuple[int, int]:
-    return {
+def validate_book_settings(
+    settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
+) -> None:
+    """Types and DESIGN §3 ranges of the classic-mode book settings that are present."""
+    check_json_text(settings, field=field)
+    ranges = {
         "scan_depth": (0, limits.scan_depth_max),
         "token_budget": (limits.token_budget_min, limits.token_budget_max),
         "min_activations": (0, limits.min_activations_max),
         "min_activations_depth_max": (0, limits.min_activations_depth_max),
-    }.get(name, (0, 0))
-
-
-def validate_book_settings(
-    settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
-) -> None:
-    """DESIGN §3 ranges and types of the classic-mode book settings that are present."""
-    check_json_text(settings, field=field)
-    for name, kind in BOOK_SETTINGS.items():
-        if name not in settings:
-            continue
+    }
+    for name in (n for n in BOOK_SETTINGS if n in settings):  # in a fixed order
         where = f"{field}.{name}"
-        if kind is bool:
-            if not isinstance(settings[name], bool):
-                raise InvalidInput(f"{where} must be true or false.", field=where)
-            continue
-        low, high = _setting_bounds(name, limits)
-        _check_int(settings[name], field=where, low=low, high=high)
+        if name in ranges:
+            _check_int(settings[name], field=where, low=ranges[name][0], high=ranges[name][1])
+        elif not isinstance(settings[name], bool):
+            raise InvalidInput(f"{where} must be true or false.", field=where)
 
 
 def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:

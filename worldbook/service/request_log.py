@@ -56,35 +56,10 @@ def log_record(
     injected += [
         item(e.ref, via=e.via.value, tokens=e.tokens, role=e.role) for e in selection.injected
     ]
-    left_out = [
-        {"entry_id": r.entry_id, "book_id": r.book_id, "title": r.title, "reason": r.reason}
-        for r in selection.trace
-        if r.decision is Decision.LEFT_OUT and r.reason.startswith("canon over budget")
-    ]
-    left_out += [
-        {
-            "entry_id": r.entry_id,
-            "book_id": r.book_id,
-            "title": r.title,
-            "reason": f"{r.fate}: {r.reason}",
-        }
-        for r in left_out_records(result)
-    ]
-    seen: dict[str, JSONDict] = {}
-    for book, character in books:
-        seen.setdefault(
-            book.id,
-            {
-                "book_id": book.id,
-                "title": book.title,
-                "mode": book.mode.value,
-                "character": character,
-            },
-        )
     return {
         "messages": messages,
         "chat_length": chat_length if chat_length is not None else messages,
-        "books": list(seen.values()),
+        "books": _books(books),
         "budgets": {
             "canon": {"budget": selection.canon_budget, "tokens": selection.canon_tokens},
             "per_turn": {"budget": selection.per_turn_budget, "tokens": selection.per_turn_tokens},
@@ -92,9 +67,32 @@ def log_record(
         },
         "injected": injected,
         "index": [item(line.ref, tokens=line.tokens) for line in selection.index],
-        "left_out": left_out,
+        "left_out": _left_out(selection, result),
         "notes": list(selection.notes),
     }
+
+
+def _books(books: Sequence[tuple[BookRecord, str | None]]) -> list[JSONDict]:
+    seen: dict[str, JSONDict] = {}
+    for book, character in books:
+        about = {"book_id": book.id, "title": book.title, "mode": book.mode.value}
+        seen.setdefault(book.id, {**about, "character": character})
+    return list(seen.values())
+
+
+def _left_out(selection: Selection, result: ClassicResult | None) -> list[JSONDict]:
+    """Canon over budget, and classic entries activated (or close to it) but left out."""
+    out = [
+        {"entry_id": r.entry_id, "book_id": r.book_id, "title": r.title, "reason": r.reason}
+        for r in selection.trace
+        if r.decision is Decision.LEFT_OUT and r.reason.startswith("canon over budget")
+    ]
+    for r in left_out_records(result):
+        reason = f"{r.fate}: {r.reason}"
+        out.append(
+            {"entry_id": r.entry_id, "book_id": r.book_id, "title": r.title, "reason": reason}
+        )
+    return out
 
 
 def visible_record(record: JSONDict, readable: Callable[[str], bool]) -> JSONDict:

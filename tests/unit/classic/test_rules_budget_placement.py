@@ -88,10 +88,11 @@ def test_rule_26_higher_order_first_then_priority_then_list_position() -> None:
     assert ids(run(b, chat("Gondor"))) == ["top", "p", "10", "9", "low"]
 
 
-def test_rule_26_same_position_ties_by_numeric_id() -> None:
+def test_rule_26_ties_across_books_follow_the_books_order_in_the_turn() -> None:
     one = book(entry("10", "Gondor", book_id="one"), book_id="one")
     two = book(entry("9", "Gondor", book_id="two"), book_id="two")
-    assert ids(run((one, two), chat("Gondor"))) == ["9", "10"]
+    assert ids(run((one, two), chat("Gondor"))) == ["10", "9"]
+    assert ids(run((two, one), chat("Gondor"))) == ["9", "10"]
 
 
 def test_rule_26_across_books() -> None:
