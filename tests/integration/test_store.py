@@ -684,3 +684,22 @@ def test_hybrid_books_need_world_lore(store: SqlStore) -> None:
     store.add_entries(world.id, drafts(2))
     assert store.update_book(world.id, mode="hybrid").mode == BookMode.HYBRID
     assert store.update_book(world.id, mode="classic").mode == BookMode.CLASSIC
+
+
+def test_concurrent_turns_of_one_chat_are_last_writer_wins(store: SqlStore) -> None:
+    """Two replicas answering turns of one chat at once: every write lands whole (no error, no
+    mix of two turns within a book's row), the log keeps every turn."""
+    books = [
+        store.create_book("alice", BookDraft(title=f"B{i}", mode=BookMode.CLASSIC))
+        for i in range(2)
+    ]
+
+    def write(i: int) -> None:
+        states = {b.id: {"e": {"sticky": {"start": i, "end": i + 2}}} for b in books}
+        store.record_chat_turn("alice", "busy", states=states, log={"turn": i})
+
+    assert run_threads(8, write) == []
+    final = store.chat_states("alice", "busy", [b.id for b in books])
+    starts = {row["e"]["sticky"]["start"] for row in final.values()}
+    assert len(final) == 2 and len(starts) == 1 and starts <= set(range(8))  # one whole turn
+    assert sorted(r.record["turn"] for r in store.chat_log("alice", "busy")) == list(range(8))
