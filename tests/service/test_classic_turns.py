@@ -256,3 +256,24 @@ def test_inclusion_groups_from_an_imported_book_decide_in_a_turn() -> None:
     assert [e.ref.title for e in result.selection.injected] == ["Weather 1"]
     lost = [r for r in result.selection.trace if r.title != "Weather 1"]
     assert all(r.reason.startswith("group: ") for r in lost)
+
+
+def test_without_a_log_only_changed_state_is_written() -> None:
+    class Counting(InMemoryStore):
+        writes = 0
+
+        def record_chat_turn(self, *args: object, **kwargs: object) -> None:
+            Counting.writes += 1
+            super().record_chat_turn(*args, **kwargs)  # type: ignore[arg-type]
+
+    services = fake_services(store=Counting(), chat_log_turns=0)
+    book = _book(
+        services,
+        BookMode.CLASSIC,
+        [EntryDraft(title="Glue", lore="Sticky.", keys=["glue"], extensions={"sticky": 4})],
+    )
+    _turn(services, [book.id], "nothing", chat_id="c", chat=ChatCounts(chat_length=2))
+    assert Counting.writes == 0  # nothing changed, nothing to log: no transaction
+    _turn(services, [book.id], "glue", chat_id="c", chat=ChatCounts(chat_length=4))
+    assert Counting.writes == 1 and services.store.chat_log("alice", "c") == []
+    assert book.id in services.store.chat_states("alice", "c", [book.id])

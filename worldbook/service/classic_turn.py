@@ -93,12 +93,20 @@ def load_state(services: Services, turn: ClassicInput, pool: Sequence[ClassicBoo
     return ChatState({book_id: book_state_from_json(row) for book_id, row in rows.items()})
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicPass:
+    """The classic pool's result and the chat state it started from."""
+
+    result: ClassicResult
+    before: ChatState
+
+
 def add_classic_lore(
     services: Services,
     turn: ClassicInput,
     books: Sequence[tuple[BookRecord, str | None]],
     selection: Selection,
-) -> tuple[Selection, ClassicResult | None]:
+) -> tuple[Selection, ClassicPass | None]:
     """The selection with the classic pool's lore merged in (unchanged without a pool)."""
     pool = pool_of(services, books, turn.tokenizer_id, selection.whole_books)
     if not pool:
@@ -117,11 +125,10 @@ def add_classic_lore(
         greeting_index=turn.greeting_index,
         skip=skip,
     )
-    result = select_classic(
-        classic_turn, load_state(services, turn, pool), services.classic_matchers
-    )
+    before = load_state(services, turn, pool)
+    result = select_classic(classic_turn, before, services.classic_matchers)
     characters = [b.character for b in pool if b.character]
-    return merge(selection, result, hybrid, characters), result
+    return merge(selection, result, hybrid, characters), ClassicPass(result, before)
 
 
 def classic_injected(result: ClassicResult) -> list[InjectedEntry]:
@@ -183,12 +190,17 @@ def merge(
     )
 
 
-def chat_state_rows(result: ClassicResult | None) -> dict[str, JSONDict | None]:
-    """The rows a real turn writes: each pool book's new state (None deletes an empty one)."""
-    if result is None:
+def chat_state_rows(done: ClassicPass | None) -> dict[str, JSONDict | None]:
+    """The rows a real turn writes: each pool book's new state where it changed (None deletes
+    an emptied one); most turns change nothing and write no state row."""
+    if done is None:
         return {}
-    book_ids = dict.fromkeys(r.book_id for r in result.trace)
-    return {b: book_state_to_json(result.state.book(b)) or None for b in book_ids}
+    rows: dict[str, JSONDict | None] = {}
+    for book_id in dict.fromkeys(r.book_id for r in done.result.trace):
+        new = book_state_to_json(done.result.state.book(book_id))
+        if new != book_state_to_json(done.before.book(book_id)):
+            rows[book_id] = new or None
+    return rows
 
 
 def left_out_records(result: ClassicResult | None) -> list[ClassicRecord]:

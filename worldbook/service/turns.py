@@ -39,7 +39,12 @@ from worldbook.core.types import (
 )
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
 from worldbook.service.cast import BookSource, resolve_books
-from worldbook.service.classic_turn import ClassicInput, add_classic_lore, chat_state_rows
+from worldbook.service.classic_turn import (
+    ClassicInput,
+    ClassicPass,
+    add_classic_lore,
+    chat_state_rows,
+)
 from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
 
@@ -168,7 +173,7 @@ def run_turn(
         rendered=rendered,
         notes=tuple(notes + more_notes),
         books=tuple(records),
-        classic=classic,
+        classic=classic.result if classic else None,
         messages=len(turn.messages),
     )
 
@@ -191,25 +196,26 @@ def _write_chat(
     turn: TurnInput,
     records: list[tuple[BookRecord, str | None]],
     selection: Selection,
-    classic: ClassicResult | None,
+    classic: ClassicPass | None,
 ) -> None:
-    """A real turn of a named chat: its classic state and request-log row, one transaction.
-    A failure fails the turn (the app retries), so a turn never half-happens."""
+    """A real turn of a named chat: its changed classic state and its request-log row, one
+    transaction. A failure fails the turn (the app retries), so a turn never half-happens."""
     if turn.chat_id is None:
         return
     keep = services.settings.chat_log_turns
+    states = chat_state_rows(classic)
+    if not keep and not states:
+        return  # nothing to remember: no transaction
     log = None
     if keep:
         log = log_record(
             selection,
             records,
-            classic,
+            classic.result if classic else None,
             messages=len(turn.messages),
             chat_length=turn.counts.chat_length,
         )
-    services.store.record_chat_turn(
-        user_id, turn.chat_id, states=chat_state_rows(classic), log=log, keep_log=keep
-    )
+    services.store.record_chat_turn(user_id, turn.chat_id, states=states, log=log, keep_log=keep)
 
 
 def _record_usage(services: Services, selection: Selection) -> None:
