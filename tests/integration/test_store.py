@@ -83,6 +83,34 @@ def test_migrated_schema_matches_models(empty_database_url: str) -> None:
     assert diff == []
 
 
+def test_migration_0003_renames_recursive_and_frees_zero_priorities(
+    empty_database_url: str,
+) -> None:
+    upgrade_database(empty_database_url, "0002")
+    store = SqlStore(empty_database_url)
+    try:
+        book = store.create_book(
+            "alice", BookDraft(title="Old", mode=BookMode.CLASSIC, settings={"recursive": True})
+        )
+        zero, seven = store.add_entries(
+            book.id,
+            [
+                EntryDraft(title="Zero", lore="x", priority=0),
+                EntryDraft(title="Seven", lore="y", priority=7),
+            ],
+        )
+    finally:
+        store.close()
+    upgrade_database(empty_database_url)
+    store = SqlStore(empty_database_url)
+    try:
+        assert store.get_book(book.id).settings == {"recursive_scanning": True}
+        assert store.get_entry(zero.id).priority is None
+        assert store.get_entry(seven.id).priority == 7
+    finally:
+        store.close()
+
+
 # --- users and keys --------------------------------------------------------------------------
 
 
