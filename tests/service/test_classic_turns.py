@@ -277,3 +277,32 @@ def test_without_a_log_only_changed_state_is_written() -> None:
     _turn(services, [book.id], "glue", chat_id="c", chat=ChatCounts(chat_length=4))
     assert Counting.writes == 1 and services.store.chat_log("alice", "c") == []
     assert book.id in services.store.chat_states("alice", "c", [book.id])
+
+
+def test_token_counts_follow_the_turns_tokenizer() -> None:
+    from worldbook.testing import StaticTokenizers, WordTokenizer
+
+    class Doubled(WordTokenizer):
+        @property
+        def id(self) -> str:
+            return "fake:double"
+
+        def count(self, text: str) -> int:
+            return 2 * super().count(text)
+
+    services = fake_services()
+    services.tokenizers = StaticTokenizers(
+        {"fake:words": WordTokenizer(), "fake:double": Doubled()}
+    )
+    book = _book(
+        services, BookMode.CLASSIC, [EntryDraft(title="Sky", lore="Green sky.", constant=True)]
+    )
+    words = _turn(services, [book.id], "hi")
+    doubled = select_turn(
+        services,
+        user_id="alice",
+        source=BookSource(book_ids=(book.id,)),
+        messages=[Message("user", "hi")],
+        profile=ModelProfile(input_window=8192, tokenizer_id="fake:double"),
+    )
+    assert doubled.selection.injected[0].tokens == 2 * words.selection.injected[0].tokens

@@ -164,12 +164,12 @@ class ClassicBookCache:
         found = self._cache.get(key)
         if found is not None:
             return found
-        built = self._build(book, count_many)
+        built = self._build(book, tokenizer_id, count_many)
         self._cache.put(key, built)
         self._cache.discard_where(lambda k: k[0] == book.id and k[1] != book.version)
         return built
 
-    def _build(self, book: BookRecord, count_many: CountMany) -> ClassicBook:
+    def _build(self, book: BookRecord, tokenizer_id: str, count_many: CountMany) -> ClassicBook:
         hybrid = book.mode is BookMode.HYBRID
         records = [r for r in self._store.list_entries(book.id) if takes_part(r, book.mode)]
         # Lore opening with decorator lines is counted by the engine after it strips them.
@@ -184,5 +184,6 @@ class ClassicBookCache:
             title=book.title,
             entries=entries,
             settings=classic_settings(book.settings),
-            cache_key=f"{book.version}:{book.mode.value}",
+            # The compiled matcher keeps the entries, token counts included: one per tokenizer.
+            cache_key=f"{book.version}:{book.mode.value}:{tokenizer_id}",
         )
