@@ -19,3 +19,16 @@ def test_skipped_entries_are_not_activated_nor_charged() -> None:
     assert ids(result) == ["b"]  # a is not charged: b fits
     assert fate(result, "a").fate == "elsewhere"
     assert result.used == 5
+
+
+def test_the_character_label_is_this_turns_not_the_cached_books() -> None:
+    from dataclasses import replace
+
+    from worldbook.core.classic import ClassicMatcherCache, ClassicTurn, select_classic
+    from worldbook.testing import WordTokenizer
+
+    b = book(entry("a", "Gondor"))
+    cache = ClassicMatcherCache()
+    for name in ("Ann", "Bo"):
+        turn = ClassicTurn((replace(b, character=name),), chat("Gondor"), WordTokenizer().count)
+        assert select_classic(turn, None, cache).activations[0].character == name

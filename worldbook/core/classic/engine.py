@@ -36,11 +36,14 @@ def select_classic(
     matchers = DEFAULT_CACHE if cache is None else cache  # an empty cache is falsy
     seen: set[str] = set()
     books: list[CompiledBook] = []
+    characters: list[str | None] = []  # this turn's labels (a compiled book is shared)
     for book in turn.books:  # a book reached twice is used once (DESIGN §2 rule 2)
         if book.id not in seen:
             seen.add(book.id)
             books.append(matchers.get(book))
+            characters.append(book.character)
     run = _Run(turn, books, state or ChatState())
+    run.characters = characters
     run.run_passes()
     run.min_activations()
     return run.finish()
@@ -69,6 +72,7 @@ class _Run:
         self.group_losers: set[Ref] = set()
         self.active_groups: dict[str, str] = {}
         self.passes = 0
+        self.characters: list[str | None] = [b.book.character for b in books]
 
     def _skipped(self, skip: frozenset[tuple[str, str]]) -> set[Ref]:
         """The refs of ``turn.skip``, marked in the trace as in the prompt already."""
@@ -235,8 +239,7 @@ class _Run:
         budget = self.turn.resolved_budget()
         kept, dropped, used = apply_budget(costed, budget)
         activations = tuple(
-            activation(c, self.active[c.ref].outcome, self.books[c.ref[0]].book.character)
-            for c in kept
+            activation(c, self.active[c.ref].outcome, self.characters[c.ref[0]]) for c in kept
         )
         costs = {c.ref: c.tokens for c in costed}
         return ClassicResult(
