@@ -22,6 +22,7 @@ from worldbook.core.records import (
     AttachmentRecord,
     BookQuery,
     BookRecord,
+    ChatLogRecord,
     EntryQuery,
     EntryRecord,
     EntryStamp,
@@ -283,3 +284,27 @@ class Store(Protocol):
     def find_import_job(self, owner_id: str, source_sha256: str) -> ImportJobRecord | None: ...
     def advance_import_job(self, job_id: str, done_entries: int) -> ImportJobRecord: ...
     def finish_import_job(self, job_id: str, status: ImportStatus = "done") -> ImportJobRecord: ...
+
+    # chats: classic chat state and the request log, scoped by the acting user (owner_id)
+    def chat_states(
+        self, owner_id: str, chat_id: str, book_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Each book's stored classic state in the chat (books without one left out)."""
+        ...
+
+    def record_chat_turn(
+        self,
+        owner_id: str,
+        chat_id: str,
+        *,
+        states: Mapping[str, dict[str, Any] | None],
+        log: dict[str, Any] | None,
+        keep_log: int = 50,
+    ) -> None:
+        """One real turn's chat state (None/{} deletes a book's row) and request-log row,
+        keeping the newest ``keep_log`` rows, in one transaction."""
+        ...
+
+    def chat_log(self, owner_id: str, chat_id: str, *, limit: int = 50) -> list[ChatLogRecord]:
+        """The chat's logged turns, newest first."""
+        ...

@@ -128,6 +128,14 @@ class WorldbookSettings(BaseSettings):
     cli_user: str = Field(
         default="local", description="The acting user of CLI commands that name none."
     )
+    # --- classic lorebooks (issue 11) ----------------------------------------------------
+    chat_log_turns: int = Field(
+        default=50,
+        ge=0,
+        le=500,
+        description="Turns of each chat kept in its request log (0 = no log; chat state "
+        "is written either way).",
+    )
 
     # --- language model for AI authoring (docs/ai-authoring.md) -----------------------------
     llm_url: str | None = Field(

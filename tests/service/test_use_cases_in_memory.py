@@ -7,10 +7,10 @@ same contract is exercised against SQLite and PostgreSQL by the API and integrat
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.samples import SAMPLES_ROOT
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.records import EntryQuery
 from worldbook.core.types import Message, ModelProfile, Visibility
@@ -24,7 +24,7 @@ from worldbook.testing import InMemoryStore, fake_services
 
 LORE = "Lore long enough to pass the twenty character minimum of an entry."
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples" / "lorebooks"
+SAMPLES = SAMPLES_ROOT / "lorebooks"
 
 
 def _world(services_store: InMemoryStore, owner: str = "alice", n: int = 30) -> str:

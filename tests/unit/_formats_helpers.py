@@ -8,12 +8,13 @@ import json
 import struct
 import zipfile
 import zlib
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "lorebooks"
+from tests.samples import SAMPLES_ROOT
+
+SAMPLES = SAMPLES_ROOT / "lorebooks"
 
 needs_samples = pytest.mark.skipif(
     not SAMPLES.is_dir(), reason=f"sample folder {SAMPLES} is absent (it lives beside the repo)"

@@ -62,7 +62,11 @@ def test_chinese_sample_reads_enabled_instead_of_disable() -> None:
     assert by_title["常驻-星核"].constant is True
     assert by_title["正则匹配"].keys == ["/test\\d+/"]
     assert by_title["整词匹配"].whole_words is True
-    assert [e.order for e in result.entries] == sorted(e.order for e in result.entries)
+    # the file's orders ascend down its list (SillyTavern: lower earlier); mirrored, ours
+    # descend (higher earlier): the same arrangement
+    assert [e.order for e in result.entries] == sorted(
+        (e.order for e in result.entries), reverse=True
+    )
     assert any(e.probability == 50 for e in result.entries)
     world = parse_book(sample("注入测试世界书.json"))
     regex_entry = next(e for e in world.entries if e.title == "正则匹配")
@@ -95,7 +99,9 @@ def test_scenario_maps_novelai_fields() -> None:
     first = result.entries[0]
     assert first.title == "Character: Yusa"
     assert first.aliases == ["Yusa", "Yusa-san"]
-    assert first.order == 400  # contextConfig.budgetPriority
+    assert first.order == 200 - 400  # contextConfig.budgetPriority, mirrored
+    assert first.priority == 400  # and what the budget keeps first
+    assert result.book.settings == {"whole_words": False}  # NovelAI matches inside words
     assert first.extensions["novelai"]["searchRange"] == 2000
     assert first.extensions["novelai"]["contextConfig"]["tokenBudget"] == 2048
     assert result.book.extensions["novelai"]["settings"] == {"orderByKeyLocations": False}

@@ -51,10 +51,16 @@ def test_ccv3_json_with_book_synthetic() -> None:
     result = parse_book(dumps(v3_card(BOOK)), mode=BookMode.CLASSIC)
     assert result.format == "ccv3_json"
     assert result.book.title == "Synthetic book"
-    assert result.book.settings == {"scan_depth": 5, "token_budget": 900, "recursive": True}
+    assert result.book.settings == {
+        "scan_depth": 5,
+        "token_budget": 900,
+        "recursive_scanning": True,
+    }
     assert result.book.extensions == {"tool": "synthetic"}
     first, second = result.entries
-    assert first.priority == 7 and first.order == 0
+    # insertion_order 0 and 10 (lower earlier) mirrored: 200 and 190 (higher earlier)
+    assert first.priority == 7 and first.order == 200 and second.order == 190
+    assert second.priority == 10  # no priority in the file: its insertion order
     assert first.extensions == {
         "position": 4,
         "depth": 2,
@@ -142,10 +148,10 @@ def test_novelai_lorebook_v5_with_categories_synthetic() -> None:
     assert result.format == "novelai_lorebook"
     assert result.book.title == "places"
     kyoto, edo = result.entries
-    assert kyoto.canon is True and kyoto.constant is True and kyoto.order == 250
+    assert kyoto.canon is True and kyoto.constant is True and kyoto.order == 200 - 250
     assert kyoto.aliases == ["Kyoto"] and kyoto.keys == ["Kyoto", "/kyo+to/i"]
     assert kyoto.extensions["novelai"]["category"] == "c1"
-    assert edo.enabled is False and edo.order == 400
+    assert edo.enabled is False and edo.order == 200 - 400 and edo.priority == 400
     assert result.book.extensions["novelai"]["categories"][0]["name"] == "Places"
 
 
@@ -182,7 +188,12 @@ def test_agnai_synthetic() -> None:
     result = parse_book(dumps(book))
     assert result.format == "agnai" and result.book.title == "Agnai book"
     (entry,) = result.entries
-    assert (entry.title, entry.comment, entry.priority, entry.order) == ("The Tower", "memo", 3, 9)
+    assert (entry.title, entry.comment, entry.priority, entry.order) == (
+        "The Tower",
+        "memo",
+        3,
+        200 - 9,
+    )
     assert result.book.settings == {"scan_depth": 4}
     assert result.book.extensions == {"agnai": {"kind": "memory", "_id": "abc", "userId": "u1"}}
 
@@ -213,7 +224,7 @@ def test_risu_synthetic() -> None:
     (entry,) = result.entries
     assert entry.keys == ["castle", "keep"] and entry.secondary_keys == ["night"]
     assert entry.decorators == ["@@depth 3", "@@role user"] and entry.lore == LORE
-    assert entry.case_sensitive is True and entry.probability == 40 and entry.order == 5
+    assert entry.case_sensitive is True and entry.probability == 40 and entry.order == 200 - 5
     assert result.book.extensions["risu"]["folders"][0]["comment"] == "Folder"
     exported = parse_book(export_book(result.book, result.entries, "sillytavern"))
     assert exported.entries[0].decorators == entry.decorators
@@ -269,7 +280,8 @@ def test_synthetic_round_trip_across_formats() -> None:
         again = parse_book(export_book(result.book, result.entries, target), mode=BookMode.CLASSIC)  # type: ignore[arg-type]
         assert [e.extensions for e in again.entries] == [e.extensions for e in result.entries]
         assert again.book.settings == result.book.settings
-        assert [e.priority for e in again.entries] == [7, 0]
+        assert [e.priority for e in again.entries] == [7, 10]
+        assert [e.order for e in again.entries] == [200, 190]
 
 
 @pytest.mark.parametrize("mode", list(BookMode))
@@ -279,7 +291,7 @@ def test_world_edits_to_aliases_and_canon_reach_the_export(mode: BookMode) -> No
     entry.aliases = ["renamed"]
     entry.canon = True
     again = parse_book(export_book(result.book, result.entries, "sillytavern"), mode=mode)
-    if mode is BookMode.WORLD:
+    if mode is not BookMode.CLASSIC:  # world and hybrid books edit aliases and canon
         assert again.entries[0].keys == ["renamed"] and again.entries[0].canon is True
     else:
         assert again.entries[0].keys == ["key0", "alias0"] and again.entries[0].constant is False

@@ -89,12 +89,45 @@ def test_blank_book_title_rejected() -> None:
     [
         ({"scan_depth": 101}, "book.settings.scan_depth"),
         ({"token_budget": 99}, "book.settings.token_budget"),
+        ({"token_budget": 32_001}, "book.settings.token_budget"),
+        ({"recursive_scanning": 1}, "book.settings.recursive_scanning"),
+        ({"recursive": "true"}, "book.settings.recursive"),
+        ({"case_sensitive": None}, "book.settings.case_sensitive"),
+        ({"min_activations": -1}, "book.settings.min_activations"),
+        ({"min_activations_depth_max": 1001}, "book.settings.min_activations_depth_max"),
     ],
 )
 def test_classic_settings_ranges(settings: dict[str, int], field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         limits.validate_book_draft(book(settings=settings))
     assert info.value.field == field
+
+
+def test_classic_settings_at_their_bounds_and_unknown_keys_pass() -> None:
+    settings = {
+        "scan_depth": 100,
+        "token_budget": 32_000,
+        "recursive_scanning": False,
+        "whole_words": True,
+        "group_scoring": True,
+        "min_activations": 100,
+        "min_activations_depth_max": 0,
+        "my_app_flag": "kept verbatim",
+    }
+    limits.validate_book_draft(book(settings=settings))
+
+
+def test_classic_settings_are_read_with_the_old_recursive_name() -> None:
+    from worldbook.service.classic_books import classic_settings
+
+    assert classic_settings({"recursive": True}).recursive_scanning is True
+    assert (
+        classic_settings({"recursive": True, "recursive_scanning": False}).recursive_scanning
+        is False
+    )
+    read = classic_settings({"scan_depth": 7, "token_budget": 900, "whole_words": False})
+    assert (read.scan_depth, read.token_budget, read.whole_words) == (7, 900, False)
+    assert classic_settings({"scan_depth": "x"}).scan_depth == 2  # malformed: the default
 
 
 # --- entry -----------------------------------------------------------------------------------

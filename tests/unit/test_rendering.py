@@ -191,3 +191,46 @@ def test_first_sentence_and_index_line() -> None:
     long = index_line("Shire", "word " * 100 + ".", TOKENIZER, 10)
     assert long.endswith("…") and TOKENIZER.count(long) <= 10 + 3
     assert index_line("Shire", "Shire.", TOKENIZER, 10) == "Shire"
+
+
+def _with_lorebook(selection, *entries):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    stable = [e for e in selection.injected if e.via.value == "whole_book"]
+    rest = [e for e in selection.injected if e.via.value != "whole_book"]
+    return replace(selection, injected=(*stable, *entries, *rest))
+
+
+def _lore(entry_id: str, text: str, role: str, character: str | None = None):  # type: ignore[no-untyped-def]
+    from worldbook.core.types import EntryRef, InjectedEntry, Via
+
+    ref = EntryRef(entry_id, "classic", entry_id.title(), 3, character)
+    return InjectedEntry(ref, text, Via.KEYWORD, tokens=3, role=role)  # type: ignore[arg-type]
+
+
+def test_the_lorebook_slot_follows_the_stable_prefix_one_message_per_entry() -> None:
+    small = book("small", [entry("w1", "Whole One", tokens=30)])
+    plain = _sel(turn(_world(), small, user="Topic big-1", window=20000))
+    both = _with_lorebook(plain, _lore("a", "Fire.", "system"), _lore("b", "Hello.", "user"))
+    before, after = render(plain), render(both)
+    assert after.stable == before.stable and after.per_turn == before.per_turn
+    messages = after.openai_messages()
+    assert messages[1:3] == [
+        {"role": "system", "content": "Fire."},
+        {"role": "user", "content": "Hello."},
+    ]
+    assert messages[0]["content"] == before.stable and messages[3]["content"] == before.per_turn
+    anthropic = after.anthropic()
+    assert [b["text"] for b in anthropic["system"]] == [before.stable, "Fire.", before.per_turn]
+    assert anthropic["messages"] == [{"role": "user", "content": "Hello."}]
+    assert "messages" not in before.anthropic()  # world-only output is unchanged
+
+
+def test_lorebook_entries_are_labelled_in_group_chats() -> None:
+    from dataclasses import replace
+
+    plain = _sel(turn(_world(), user="hi", window=20000))
+    group = replace(
+        _with_lorebook(plain, _lore("a", "Fire.", "system", "Ann")), characters=("Ann", "Bo")
+    )
+    assert render(group).lorebook == (("system", "[From Ann's world]\nFire."),)

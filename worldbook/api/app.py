@@ -21,6 +21,7 @@ from worldbook.api.routes import (
     attachments,
     authoring,
     books,
+    chats,
     entries,
     stats,
     system,
@@ -119,7 +120,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=resolved.max_upload_bytes)
     app.include_router(system.router)
-    for module in (books, entries, attachments, transfer, turns, stats):
+    for module in (books, entries, attachments, transfer, turns, stats, chats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
     ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app

@@ -137,11 +137,17 @@ class EntryFields(Request):
     comment: str = ""
     keys: list[str] = Field(default_factory=list)
     secondary_keys: list[str] = Field(default_factory=list)
-    selective: bool = False
+    selective: bool | None = Field(
+        default=None,
+        description="Whether secondary keys apply (SillyTavern / CCv3); default: true when "
+        "secondary keys are given.",
+    )
     selective_logic: Int32 = 0
     constant: bool = False
     order: Int32 = 100
-    priority: Int32 = 0
+    priority: Int32 | None = Field(
+        default=None, description="Who survives the classic budget; null: the entry's order."
+    )
     role: Role = "system"
     whole_words: bool | None = None
     case_sensitive: bool | None = None
@@ -154,7 +160,9 @@ class EntryFields(Request):
 class EntryPatch(Patch):
     """Only the fields sent change. A new title, alias list or lore re-queues indexing."""
 
-    NULLABLE: ClassVar[frozenset[str]] = frozenset({"whole_words", "case_sensitive", "scan_depth"})
+    NULLABLE: ClassVar[frozenset[str]] = frozenset(
+        {"whole_words", "case_sensitive", "scan_depth", "priority"}
+    )
 
     title: str | None = None
     lore: str | None = None
@@ -271,7 +279,7 @@ class BulkResult(BaseModel):
 
 
 class AttachmentOut(BaseModel):
-    target_kind: Literal["character", "story", "novel"]
+    target_kind: Literal["character", "story", "novel", "global"]
     target_id: str
     book_id: str
     position: int
@@ -318,6 +326,54 @@ class IndexStatusOut(BaseModel):
     counts: dict[str, int]
     indexed_share: float
     queue_pending: int | None
+
+
+# --- chats: the request log ----------------------------------------------------------------
+
+
+class LogBookOut(BaseModel):
+    book_id: str
+    title: str
+    mode: str
+    character: str | None = None
+
+
+class LogEntryOut(BaseModel):
+    entry_id: str
+    book_id: str
+    title: str
+    reason: str
+    character: str | None = None
+    via: str | None = None
+    tokens: int | None = None
+    role: Role | None = None
+
+
+class LogBudgetOut(BaseModel):
+    budget: int
+    tokens: int
+
+
+class LogTurnOut(BaseModel):
+    """One logged turn (see worldbook.service.request_log)."""
+
+    id: int
+    at: datetime
+    messages: int
+    chat_length: int
+    books: list[LogBookOut]
+    budgets: dict[str, LogBudgetOut]
+    injected: list[LogEntryOut] = Field(description="What went in, in render order, and why.")
+    index: list[LogEntryOut]
+    left_out: list[LogEntryOut] = Field(
+        description="Classic entries activated but left out, and canon over budget."
+    )
+    notes: list[str]
+
+
+class ChatLogOut(BaseModel):
+    chat_id: str
+    turns: list[LogTurnOut] = Field(description="Newest first.")
 
 
 # --- turns: the request and response models are the service's (worldbook.service.contract) ---

@@ -112,7 +112,7 @@ def run_bench(
     from worldbook.adapters.embedders import load_embedder
     from worldbook.bench.report import write_results
 
-    steps = {"quality": 9, "latency": 8, "indexing": 4, "load": 4}
+    steps = {"quality": 11, "latency": 9, "indexing": 4, "load": 4}
     run: dict[str, Any] = {
         "date": now_iso(),
         "machine": machine(),

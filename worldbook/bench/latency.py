@@ -11,7 +11,8 @@
 * end-to-end ``select_turn`` on an indexed book in a SQLite store (books, token counts, vector
   index, query embedding with the message cache, selection, rendering, usage write);
 * a pool of 1,000 books (20 entries × 50 aliases): ``select()`` on a random book per turn with
-  the process-wide matcher cache, first visits (automaton build) and later visits apart.
+  the process-wide matcher cache, first visits (automaton build) and later visits apart;
+* the classic keyword engine beside the per-key regex scan (``classic_latency.classic_rows``).
 
 Entry vectors of the synthetic books are random unit vectors stored under the default model's
 id: search cost does not depend on the values, and embedding 2,000 entries would take minutes.
@@ -31,6 +32,7 @@ import numpy as np
 
 from worldbook.adapters.store import open_store
 from worldbook.adapters.tokenizers import get_tokenizer
+from worldbook.bench.classic_latency import classic_rows
 from worldbook.bench.common import OneCore, percentiles
 from worldbook.bench.peers import KeywordScan, PeerEntry
 from worldbook.bench.synthetic import conversation, lore_book, synthetic_drafts
@@ -256,6 +258,13 @@ def run_latency(
         step("latency: pool of books")
         books = 200 if quick else 1000
         out["pool"] = pool(books, books * 3, settings)
+    step("latency: classic keyword engine")
+    out["classic"] = classic_rows(
+        sizes,
+        turns=60 if quick else 300,
+        baseline_turns=1 if quick else 10,
+        stress_baseline_turns=0 if quick else 2,
+    )
     big = out["books"]["2000"]
     out["ratio_scan_over_selection_p50"] = round(
         big["scan_baseline_ms"]["p50"] / big["selection_ms"]["p50"], 1

@@ -4,6 +4,11 @@ Each book file is imported through the real importer into a fresh SQLite store, 
 every turn written for it is answered by every method. For each gold entry we record whether
 it reached the model in full, only as a world-index line (worldbook's methods only), or not at
 all, and the lore tokens each method spent on the turn.
+
+worldbook answers three ways side by side (issue 11 item 8): the books imported as world books
+(meaning and names, one row per embedder), as classic books (``worldbook:classic``: keys only,
+the SillyTavern / CCv3 rules), and as hybrid books (``worldbook:hybrid``: world selection plus
+keyword activation, default embedder). Classic and hybrid run on the books that have keys.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worldbook.adapters.formats import parse_book
+from worldbook.adapters.formats.mapping import to_source_order
 from worldbook.adapters.store import open_store
 from worldbook.bench.peers import KeywordScan, PeerEntry, VectorStorage, list_order, st_budget
 from worldbook.bench.xquad import short_name
 from worldbook.core.selection import canon_budget
-from worldbook.core.types import Message, ModelProfile
+from worldbook.core.types import BookMode, Message, ModelProfile
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder
 from worldbook.service.cast import BookSource
@@ -72,16 +79,29 @@ def _components(settings: WorldbookSettings, embedder: Embedder, workdir: Path) 
     return Components(local, store=store, embedder=embedder, start_queue=False)
 
 
-def _import_all(services: Services, files: Sequence[Path]) -> dict[str, str]:
-    """Import and index every book; returns file name -> book id."""
+def _import_all(
+    services: Services, files: Sequence[Path], mode: BookMode = BookMode.WORLD
+) -> dict[str, str]:
+    """Import (and, but for classic books, index) every book; returns file name -> book id."""
     ids: dict[str, str] = {}
     for path in files:
         result = import_book(
-            services, owner_id=OWNER, data=path.read_bytes(), filename=path.name, single_batch=False
+            services,
+            owner_id=OWNER,
+            data=path.read_bytes(),
+            filename=path.name,
+            single_batch=False,
+            mode=mode,
         )
-        index_now(services, book_id=result.book_id)
+        if mode is not BookMode.CLASSIC:
+            index_now(services, book_id=result.book_id)
         ids[path.name] = result.book_id
     return ids
+
+
+def keyed_books(files: Sequence[Path]) -> list[Path]:
+    """The book files with at least one entry that has keys (classic and hybrid need them)."""
+    return [f for f in files if any(e.keys for e in parse_book(f.read_bytes()).entries)]
 
 
 def _peer_entries(services: Services, book_id: str, count: Callable[[str], int]) -> list[PeerEntry]:
@@ -94,7 +114,7 @@ def _peer_entries(services: Services, book_id: str, count: Callable[[str], int])
             secondary_keys=r.secondary_keys if r.selective else (),
             selective_logic=r.selective_logic,
             constant=r.constant or r.canon,
-            order=r.order,
+            order=to_source_order(r.order),  # the file's number: the peers rank as it does
             enabled=r.enabled,
         )
         for r in services.store.list_entries(book_id)
@@ -118,12 +138,13 @@ def worldbook_outcomes(
     files: Sequence[Path],
     turns: Sequence[LabelledTurn],
     profile: ModelProfile,
+    mode: BookMode = BookMode.WORLD,
 ) -> tuple[dict[str, Outcome], dict[str, list[PeerEntry]]]:
-    """Answer every turn through ``select_turn`` on freshly imported, indexed books."""
+    """Answer every turn through ``select_turn`` on freshly imported (indexed) books."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-quality-") as tmp:
         parts = _components(settings, embedder, Path(tmp))
         try:
-            ids = _import_all(parts.services, files)
+            ids = _import_all(parts.services, files, mode)
             count = parts.services.token_counter(profile.tokenizer_id).tokenizer.count
             entries = {name: _peer_entries(parts.services, ids[name], count) for name in ids}
             _check_gold(turns, {name: {e.title for e in es} for name, es in entries.items()})
@@ -222,11 +243,21 @@ def run_lore(
         step(f"lore turns worldbook:{short_name(spec)}")
         outcomes, entries = worldbook_outcomes(settings, embedder, files, turns, profile)
         methods[f"worldbook:{short_name(spec)}"] = score(outcomes, turns)
+    keyed = keyed_books(files)
+    keyed_turns = [t for t in turns if t.book in {f.name for f in keyed}]
+    for mode in (BookMode.CLASSIC, BookMode.HYBRID):
+        step(f"lore turns worldbook:{mode.value}")
+        if keyed_turns and embedders:
+            outcomes, _ = worldbook_outcomes(
+                settings, embedders[0][1], keyed, keyed_turns, profile, mode
+            )
+            methods[f"worldbook:{mode.value}"] = score(outcomes, keyed_turns)
     step("lore turns: peers")
     for name, outcomes in peer_outcomes(entries, turns, minilm, profile, settings).items():
         methods[name] = score(outcomes, turns)
     return {
         "books": sorted(names),
+        "keyed_books": sorted(f.name for f in keyed),
         "entries": {name: len(es) for name, es in entries.items()},
         "turns": len(turns),
         "languages": sorted({t.lang for t in turns}),

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from worldbook.bench.classic_report import classic_md, classic_targets
 from worldbook.bench.plots import write_plots
 from worldbook.bench.xquad import LANGUAGES, summary
 
@@ -65,7 +66,7 @@ def assemble(run: dict[str, Any]) -> dict[str, Any]:
         if indexing
         else None
     )
-    out["targets"] = _targets(out, default)
+    out["targets"] = _targets(out, default) + classic_targets(latency.get("classic"))
     return out
 
 
@@ -246,6 +247,13 @@ def _lore_md(r: dict[str, Any]) -> list[str]:
         "across languages, not as a leaderboard.",
         "",
     ]
+    if lore.get("keyed_books"):
+        lines += [
+            "`worldbook:classic` imports the books with keys as classic lorebooks (keys only, "
+            "SillyTavern / CCv3 rules); `worldbook:hybrid` as hybrid world books (meaning and "
+            f"names plus keys); both on {', '.join(lore['keyed_books'])}.",
+            "",
+        ]
     rows = [
         [f"`{m}`", _f(s["full"]), _f(s["index"]), _f(s["missing"]), _f(s["tokens_per_turn"], 0)]
         for m, s in lore["methods"].items()
@@ -308,6 +316,7 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
             f"{_f(pool['selection_ms']['p99'], 3)} ms on later visits; first visit (builds "
             f"the book's matcher) p50 {_f(pool['selection_first_visit_ms']['p50'], 2)} ms.",
         ]
+    lines += classic_md(lat.get("classic"))
     return [*lines, "", "All times in ms.", ""]
 
 

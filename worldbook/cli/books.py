@@ -20,7 +20,9 @@ UserOpt = Annotated[str | None, typer.Option("--user", help="Acting user (defaul
 @handle_errors
 def import_command(
     file: Annotated[Path, typer.Argument(help="Lorebook file in any supported format.")],
-    mode: Annotated[BookMode, typer.Option(help="world (default) or classic.")] = BookMode.WORLD,
+    mode: Annotated[
+        BookMode, typer.Option(help="world (default), classic (keys) or hybrid (world + keys).")
+    ] = BookMode.WORLD,
     user: UserOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -23,6 +23,7 @@ from worldbook.service.contract import (
     run_preview,
     run_select,
 )
+from worldbook.service.request_log import explain_lines
 from worldbook.service.turns import TurnResult
 
 BookOpt = Annotated[list[str], typer.Option("--book", help="Book id (repeatable, in order).")]
@@ -42,7 +43,14 @@ UserNameOpt = Annotated[
 ]
 ChatOpt = Annotated[str | None, typer.Option("--chat", help="Chat id (classic chat state).")]
 TraceOpt = Annotated[str, typer.Option("--trace", help="full or summary.")]
-ExplainOpt = Annotated[bool, typer.Option("--explain", help="Print every entry's fate.")]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="Print what went in and why (the chat's request log of this turn), then every "
+        "entry's fate.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
@@ -101,7 +109,10 @@ def _print(result: TurnResult, as_json: bool, trace: TraceLevel, explain: bool) 
     for note in out.notes:
         typer.echo(f"note: {note}")
     if explain:
-        typer.echo("why:")
+        typer.echo("request log:")
+        for text in explain_lines(result.log_record()):
+            typer.echo(f"  {text}")
+        typer.echo("every entry:")
         for record in out.trace:
             typer.echo(f"  {record.decision:<8} {record.title}: {record.reason}")
 

@@ -34,7 +34,7 @@ class EntryDraft:
     selective_logic: int = 0  # 0 AND_ANY, 1 NOT_ALL, 2 NOT_ANY, 3 AND_ALL (SillyTavern)
     constant: bool = False
     order: int = 100
-    priority: int = 0
+    priority: int | None = None  # None: the entry's order (classic.md §5 item 5)
     role: Role = "system"
     whole_words: bool | None = None
     case_sensitive: bool | None = None
@@ -53,7 +53,7 @@ class BookDraft:
     tags: list[str] = field(default_factory=list)
     visibility: Visibility = Visibility.PRIVATE
     mode: BookMode = BookMode.WORLD
-    settings: JSONDict = field(default_factory=dict)  # classic: scan_depth, token_budget, recursive
+    settings: JSONDict = field(default_factory=dict)  # classic: see core.limits.BOOK_SETTINGS
     extensions: JSONDict = field(default_factory=dict)
 
 

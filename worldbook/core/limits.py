@@ -56,6 +56,8 @@ class Limits:
     scan_depth_max: int = 100
     token_budget_min: int = 100
     token_budget_max: int = 32_000
+    min_activations_max: int = 100
+    min_activations_depth_max: int = 1_000  # a turn carries at most 1,000 messages
     # JSON objects kept verbatim (``settings``, ``extensions``): bounded so that whatever is
     # stored can always be returned (a 256-deep object once saved, then failed every read).
     json_depth_max: int = 64
@@ -175,24 +177,37 @@ def validate_tags(tags: object, *, field: str = "tags", limits: Limits = LIMITS)
     )
 
 
+BOOK_SETTINGS: dict[str, type] = {
+    "scan_depth": int,  # DESIGN §3 ranges (Limits)
+    "token_budget": int,
+    "recursive_scanning": bool,
+    "recursive": bool,  # the importers' old name of recursive_scanning (read both)
+    "case_sensitive": bool,  # the rest of what the classic engine reads (ClassicSettings)
+    "whole_words": bool,
+    "group_scoring": bool,
+    "min_activations": int,
+    "min_activations_depth_max": int,
+}
+"""The book settings the classic engine reads, by type; other keys are kept verbatim."""
+
+
 def validate_book_settings(
     settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
 ) -> None:
-    """DESIGN §3 ranges for the classic-mode book settings that are present."""
+    """Types and DESIGN §3 ranges of the classic-mode book settings that are present."""
     check_json_text(settings, field=field)
-    if "scan_depth" in settings:
-        _check_int(
-            settings["scan_depth"], field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max
-        )
-    if "token_budget" in settings:
-        _check_int(
-            settings["token_budget"],
-            field=f"{field}.token_budget",
-            low=limits.token_budget_min,
-            high=limits.token_budget_max,
-        )
-    if "recursive" in settings and not isinstance(settings["recursive"], bool):
-        raise InvalidInput(f"{field}.recursive must be true or false.", field=f"{field}.recursive")
+    ranges = {
+        "scan_depth": (0, limits.scan_depth_max),
+        "token_budget": (limits.token_budget_min, limits.token_budget_max),
+        "min_activations": (0, limits.min_activations_max),
+        "min_activations_depth_max": (0, limits.min_activations_depth_max),
+    }
+    for name in (n for n in BOOK_SETTINGS if n in settings):  # in a fixed order
+        where = f"{field}.{name}"
+        if name in ranges:
+            _check_int(settings[name], field=where, low=ranges[name][0], high=ranges[name][1])
+        elif not isinstance(settings[name], bool):
+            raise InvalidInput(f"{where} must be true or false.", field=where)
 
 
 def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:
@@ -284,7 +299,8 @@ def _check_classic_fields(draft: EntryDraft, *, field: str, limits: Limits) -> N
     _check_int(draft.selective_logic, field=f"{field}.selective_logic", low=0, high=3)
     # 32-bit columns: a larger number must be a 422 here, not a database error later.
     _check_int(draft.order, field=f"{field}.order", low=-INT32_MAX, high=INT32_MAX)
-    _check_int(draft.priority, field=f"{field}.priority", low=-INT32_MAX, high=INT32_MAX)
+    if draft.priority is not None:
+        _check_int(draft.priority, field=f"{field}.priority", low=-INT32_MAX, high=INT32_MAX)
     _check_int(draft.probability, field=f"{field}.probability", low=0, high=limits.probability_max)
     if draft.scan_depth is not None:
         _check_int(draft.scan_depth, field=f"{field}.scan_depth", low=0, high=limits.scan_depth_max)

@@ -9,10 +9,23 @@ from typing import Any, Literal
 from worldbook.core.drafts import ENTRY_FIELDS, ENTRY_LIST_FIELDS, BookDraft, EntryDraft, JSONDict
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 
-TargetKind = Literal["character", "story", "novel"]
-TARGET_KINDS: tuple[TargetKind, ...] = ("character", "story", "novel")
+TargetKind = Literal["character", "story", "novel", "global"]
+TARGET_KINDS: tuple[TargetKind, ...] = ("character", "story", "novel", "global")
+"""``global``: attached for a user (the target id is that user's id): in every turn of theirs."""
 UsageVia = Literal["canon", "whole_book", "full", "index"]
 USAGE_VIAS: tuple[UsageVia, ...] = ("canon", "whole_book", "full", "index")
+USAGE_OF_VIA: dict[str, UsageVia] = {
+    "literal": "full",
+    "semantic": "full",
+    "order": "full",
+    "injected": "full",
+    # Classic activations: a constant is always-on lore like canon; keys and recursion put an
+    # entry in full like a literal hit.
+    "constant": "canon",
+    "keyword": "full",
+    "recursion": "full",
+}
+"""How a selection's ``via`` counts in the usage counters (usage vias map to themselves)."""
 ImportStatus = Literal["running", "done", "failed"]
 
 
@@ -130,7 +143,7 @@ class EntryRecord:
     selective_logic: int
     constant: bool
     order: int
-    priority: int
+    priority: int | None
     role: Role
     whole_words: bool | None
     case_sensitive: bool | None
@@ -196,3 +209,16 @@ class EntryToIndex:
     content_hash: str
     text: str
     book_id: str = field(default="")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatLogRecord:
+    """One turn of a chat's request log (what went in and why; see service/request_log.py).
+
+    ``id`` grows with every logged turn of the store (newest = highest)."""
+
+    id: int
+    owner_id: str
+    chat_id: str
+    created_at: datetime
+    record: JSONDict

@@ -3,8 +3,12 @@
 The *stable* part (canon, then whole books) depends only on the books and the model's window,
 never on the conversation, and is formatted deterministically, so it is byte-identical from
 turn to turn and prompt caches (OpenAI's automatic prefix cache, Anthropic's ``cache_control``)
-hit. The *per-turn* part (injected lore, then the world index) comes after it. Tool-capable
-models get one constant tool definition, serialised once at import time.
+hit. The *lorebook slot* (classic activations, DESIGN §3: each its own message with its role,
+its exact text) comes right after it: it changes less from turn to turn than the world's
+per-turn lore (constants and sticky entries repeat), so it extends the cached prefix when it
+repeats. The *per-turn* part (injected lore, then the world index) comes last, the index next to
+the conversation. Tool-capable models get one constant tool definition, serialised once at
+import time.
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from worldbook.core.types import IndexLine, InjectedEntry, ModelProfile, Selection, Via
+from worldbook.core.types import (
+    CLASSIC_VIAS,
+    IndexLine,
+    InjectedEntry,
+    ModelProfile,
+    Role,
+    Selection,
+    Via,
+)
 
 JSONDict = dict[str, Any]
 
@@ -77,13 +89,21 @@ def _index_block(lines: tuple[IndexLine, ...], group_chat: bool, tools: bool) ->
     return f"{INDEX_HEADER}\n{intro}\n{body}"
 
 
+def _lore_message(entry: InjectedEntry, group_chat: bool) -> tuple[Role, str]:
+    """A classic activation's message: its role and exact text (labelled in group chats)."""
+    label = _label(entry.ref.character, group_chat).strip()
+    return entry.role, f"{label}\n{entry.text}" if label else entry.text
+
+
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
-    """The two system texts of a turn and whether the lookup tool is offered."""
+    """The two system texts of a turn, the lorebook slot between them (role, text per
+    message), and whether the lookup tool is offered."""
 
     stable: str
     per_turn: str
     supports_tools: bool
+    lorebook: tuple[tuple[Role, str], ...] = ()
 
     @property
     def tools(self) -> list[JSONDict]:
@@ -91,10 +111,14 @@ class RenderedPrompt:
         return [lookup_tool()] if self.supports_tools else []
 
     def openai_messages(self) -> list[dict[str, str]]:
-        """System messages in OpenAI chat format, stable first; empty parts are left out."""
-        return [
-            {"role": "system", "content": text} for text in (self.stable, self.per_turn) if text
-        ]
+        """Messages in OpenAI chat format: the stable system text, the lorebook slot (one
+        message per classic entry, with its role), the per-turn system text; empty parts are
+        left out."""
+        out = [{"role": "system", "content": self.stable}] if self.stable else []
+        out += [{"role": role, "content": text} for role, text in self.lorebook]
+        if self.per_turn:
+            out.append({"role": "system", "content": self.per_turn})
+        return out
 
     def openai_tools(self) -> list[JSONDict]:
         """``tools`` for the OpenAI Chat Completions API (function tools)."""
@@ -109,9 +133,15 @@ class RenderedPrompt:
             system.append(
                 {"type": "text", "text": self.stable, "cache_control": {"type": "ephemeral"}}
             )
+        system += [{"type": "text", "text": t} for role, t in self.lorebook if role == "system"]
         if self.per_turn:
             system.append({"type": "text", "text": self.per_turn})
         body: JSONDict = {"system": system}
+        # Anthropic has no system messages inside the conversation: lorebook entries with a
+        # user or assistant role are messages for the app to put at the head of its messages.
+        spoken = [{"role": r, "content": t} for r, t in self.lorebook if r != "system"]
+        if spoken:
+            body["messages"] = spoken
         if self.supports_tools:
             body["tools"] = [
                 {
@@ -129,7 +159,10 @@ def render(selection: Selection, profile: ModelProfile | None = None) -> Rendere
     tools = profile.supports_tools if profile is not None else selection.supports_tools
     group = selection.group_chat
     stable_entries = [*selection.canon, *(e for e in selection.injected if e.via is Via.WHOLE_BOOK)]
-    turn_entries = [e for e in selection.injected if e.via is not Via.WHOLE_BOOK]
+    lorebook = tuple(_lore_message(e, group) for e in selection.injected if e.via in CLASSIC_VIAS)
+    turn_entries = [
+        e for e in selection.injected if e.via is not Via.WHOLE_BOOK and e.via not in CLASSIC_VIAS
+    ]
 
     stable = ""
     if stable_entries:
@@ -139,4 +172,6 @@ def render(selection: Selection, profile: ModelProfile | None = None) -> Rendere
         parts.append("\n\n".join([TURN_HEADER, *(_entry_block(e, group) for e in turn_entries)]))
     if selection.index:
         parts.append(_index_block(selection.index, group, tools))
-    return RenderedPrompt(stable=stable, per_turn="\n\n".join(parts), supports_tools=tools)
+    return RenderedPrompt(
+        stable=stable, per_turn="\n\n".join(parts), supports_tools=tools, lorebook=lorebook
+    )

@@ -72,6 +72,7 @@ def selection_to_json(
         "whole_books": list(selection.whole_books),
         "per_turn_budget": selection.per_turn_budget,
         "per_turn_tokens": selection.per_turn_tokens,
+        "lorebook": {"budget": selection.lorebook_budget, "tokens": selection.lorebook_tokens},
         "injected": [
             {
                 **entry_json(e.ref),

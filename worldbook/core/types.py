@@ -67,8 +67,13 @@ class Visibility(StrEnum):
 
 
 class BookMode(StrEnum):
+    """world: DESIGN §2 (canon, whole book, names, meaning); classic: DESIGN §3 (keys);
+    hybrid: a world book whose entries with keys also activate by keyword (their activations
+    join the turn's classic pool, see docs/decisions-pending/classic2.md)."""
+
     WORLD = "world"
     CLASSIC = "classic"
+    HYBRID = "hybrid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,15 @@ class Via(StrEnum):
     LITERAL = "literal"
     SEMANTIC = "semantic"
     ORDER = "order"
+    # Classic lore (DESIGN §3), rendered in the one lorebook slot: without keys (constant,
+    # ``@@activate``, sticky), by a key in the chat, or by a key in recursed content.
+    CONSTANT = "constant"
+    KEYWORD = "keyword"
+    RECURSION = "recursion"
+
+
+CLASSIC_VIAS = frozenset({Via.CONSTANT, Via.KEYWORD, Via.RECURSION})
+"""The vias of classic activations: they render in the lorebook slot."""
 
 
 class Decision(StrEnum):
@@ -218,6 +232,10 @@ class Selection:
     per_turn_tokens: int = 0  # what injected large-book lore and index lines used
     fallback_books: tuple[str, ...] = ()  # large books that used list order this turn
     characters: tuple[str, ...] = ()  # distinct characters of the turn's books, in book order
+    # The classic lorebook slot (DESIGN §3): its token budget (the highest of the turn's
+    # classic books) and what its activations used; both 0 when the turn has no classic book.
+    lorebook_budget: int = 0
+    lorebook_tokens: int = 0
 
     @property
     def group_chat(self) -> bool:

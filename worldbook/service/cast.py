@@ -39,7 +39,9 @@ class BookSource:
 def resolve_books(
     services: Services, user_id: str, source: BookSource
 ) -> tuple[list[tuple[BookRecord, str | None]], list[str]]:
-    """The turn's books in DESIGN §2 rule 2 order with the character each came from.
+    """The turn's books in DESIGN §2 rule 2 order with the character each came from: explicit
+    ids, story, novel, each character's, then the acting user's global books (attached with
+    target kind ``global`` for themselves: in every turn of theirs, after everything else).
 
     Explicit ids the user may not use raise (404); attached books the user may no longer use
     (made private, trashed) are skipped with a note — the cast is the app's data, not an error.
@@ -65,6 +67,7 @@ def resolve_books(
             "character", member.character_id, member.owner or owner
         )
         wanted += [(b, label, False) for b in ids]
+    wanted += [(b, None, False) for b in services.store.attachments_for("global", user_id, user_id)]
 
     books: list[tuple[BookRecord, str | None]] = []
     notes: list[str] = []

@@ -19,7 +19,7 @@ from worldbook.core.profiles import resolve_profile
 from worldbook.core.types import Message, ModelProfile, Role
 from worldbook.service.cast import BookSource, CastMember
 from worldbook.service.services import Services
-from worldbook.service.turns import TurnResult, preview, select_turn
+from worldbook.service.turns import ChatCounts, TurnResult, preview, select_turn
 from worldbook.settings import WorldbookSettings
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -88,6 +88,27 @@ class TurnOptions(Request):
         default=None, description="The chat this turn belongs to (classic chat state, logs)."
     )
     user_name: Name | None = Field(default=None, description="Fills {{user}} in lore.")
+    chat_length: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000_000,
+        description="Messages in the whole chat when only recent ones are sent (classic "
+        "sticky / cooldown / delay count on it); default: the messages sent.",
+    )
+    assistant_messages: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000_000,
+        description="The whole chat's assistant messages (@@activate_only_after / _every); "
+        "default: counted in the messages sent.",
+    )
+    greeting_index: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_000,
+        description="The chat's greeting: 0 = first message, k = alternate greeting k "
+        "(@@is_greeting); default: unknown.",
+    )
 
 
 class SelectRequest(TurnBooks, ModelIn, TurnOptions):
@@ -137,6 +158,10 @@ def profile_of(settings: WorldbookSettings, body: ModelIn) -> ModelProfile:
     )
 
 
+def counts_of(body: TurnOptions) -> ChatCounts:
+    return ChatCounts(body.chat_length, body.assistant_messages, body.greeting_index)
+
+
 def messages_of(items: list[MessageIn]) -> list[Message]:
     return [Message(role=m.role, content=m.content, name=m.name) for m in items]
 
@@ -151,6 +176,7 @@ def run_select(services: Services, user_id: str, body: SelectRequest) -> TurnRes
         profile=profile_of(services.settings, body),
         chat_id=body.chat_id,
         user_name=body.user_name,
+        chat=counts_of(body),
     )
 
 
@@ -165,6 +191,7 @@ def run_preview(services: Services, user_id: str, body: PreviewRequest) -> TurnR
         profile=profile_of(services.settings, body),
         chat_id=body.chat_id,
         user_name=body.user_name,
+        chat=counts_of(body),
     )
 
 
@@ -227,6 +254,19 @@ class ChatMessageOut(BaseModel):
 class AnthropicOut(BaseModel):
     system: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None = None
+    messages: list[ChatMessageOut] | None = Field(
+        default=None,
+        description="Lorebook entries with a user or assistant role, for the head of the "
+        "conversation (Anthropic has no system messages inside it); absent when none.",
+    )
+
+
+class LorebookOut(BaseModel):
+    """The classic lorebook slot: its budget (the highest of the turn's classic books) and
+    what its entries used (0 and 0 without classic books)."""
+
+    budget: int = 0
+    tokens: int = 0
 
 
 class SelectionOut(BaseModel):
@@ -237,7 +277,11 @@ class SelectionOut(BaseModel):
     whole_books: list[str]
     per_turn_budget: int
     per_turn_tokens: int
-    injected: list[InjectedOut] = Field(description="In render order.")
+    lorebook: LorebookOut = Field(default_factory=LorebookOut)
+    injected: list[InjectedOut] = Field(
+        description="In render order: whole books, the lorebook slot (via constant, keyword, "
+        "recursion), per-turn lore."
+    )
     index: list[IndexLineOut]
     fallback_books: list[str]
     notes: list[str]

@@ -28,7 +28,7 @@ from worldbook.core.records import (
 )
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import LoreBook, Visibility
-from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound
+from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound, PermissionDenied
 from worldbook.service.access import can_view, require_owner, require_use, require_view
 from worldbook.service.services import Services
 
@@ -308,6 +308,15 @@ def bulk(
 # --- attachments ---------------------------------------------------------------------------
 
 
+def _check_global(user_id: str, target_kind: TargetKind, target_id: str) -> None:
+    if target_kind == "global" and target_id != user_id:
+        raise PermissionDenied(
+            "A global attachment is for your own turns: use your own user id as the target "
+            "(the X-Worldbook-User you act as).",
+            field="target_id",
+        )
+
+
 def attach(
     services: Services, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
 ) -> AttachmentRecord:
@@ -315,8 +324,10 @@ def attach(
 
     Characters, stories and novels are the app's objects and their ids are shared by all the
     app's users, so an attachment belongs to the user who made it: it reaches that user's turns
-    (and turns that name them as the cast's owner), never anyone else's.
+    (and turns that name them as the cast's owner), never anyone else's. A ``global`` target is
+    a user: only the caller themselves (their books for every turn of theirs).
     """
+    _check_global(user_id, target_kind, target_id)
     require_use(services.store.get_book(book_id, include_trashed=True), user_id)
     return services.store.attach(book_id, target_kind, target_id, user_id)
 

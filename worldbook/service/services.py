@@ -16,11 +16,13 @@ import logging
 import threading
 from collections.abc import Sequence
 
+from worldbook.core.classic import ClassicMatcherCache
 from worldbook.core.matching import MatcherCache
 from worldbook.core.records import BookRecord
 from worldbook.core.types import SelectionRules
 from worldbook.errors import QueueUnavailable
 from worldbook.ports import Embedder, IndexQueue, Store, TokenizerSource, UsageSink, VectorIndex
+from worldbook.service.classic_books import ClassicBookCache
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.prewarm import PrewarmQueue
 from worldbook.service.query_embeddings import QueryEmbeddings
@@ -63,6 +65,8 @@ class Services:
         # full automaton is built in the background (issue 13: no turn pays for an edit).
         self.matcher_cache = MatcherCache(max_books=settings.index_cache_books, background=True)
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
+        self.classic_books = ClassicBookCache(store, max_books=settings.index_cache_books)
+        self.classic_matchers = ClassicMatcherCache(max_books=settings.index_cache_books)
         self._counters: dict[str, TokenCounter] = {}
         self._index_versions: dict[str, int] = {}
         self._lock = threading.Lock()

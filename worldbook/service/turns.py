@@ -7,8 +7,10 @@ The pipeline of one turn:
 2. build the core's LoreBooks (cached by book/index version, token counts cached by hash);
 3. when a book will not travel whole, embed the last messages (each message once, cached) and
    ask the vector index for the nearest entries of those books;
-4. run the pure core (``worldbook.core.selection.select``) and render the result;
-5. for a real turn, record which entries reached the model and how.
+4. run the pure core (``worldbook.core.selection.select``) on the world and hybrid books, then
+   the classic pool (``classic_turn.py``), and render the result;
+5. for a real turn, write the chat's classic state and request log (one transaction, when the
+   turn names a chat) and record which entries reached the model and how.
 """
 
 from __future__ import annotations
@@ -16,16 +18,34 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from worldbook.core import limits
+from worldbook.core.classic import ClassicResult
 from worldbook.core.matching import normalize
 from worldbook.core.records import BookRecord
 from worldbook.core.rendering import RenderedPrompt, render
 from worldbook.core.selection import select, split_books
 from worldbook.core.selection_json import TraceLevel, selection_to_json
-from worldbook.core.types import LoreBook, Message, ModelProfile, Selection, SemanticHit, Turn, Via
+from worldbook.core.types import (
+    BookMode,
+    LoreBook,
+    Message,
+    ModelProfile,
+    Selection,
+    SemanticHit,
+    Turn,
+    Via,
+)
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
 from worldbook.service.cast import BookSource, resolve_books
+from worldbook.service.classic_turn import (
+    ClassicInput,
+    ClassicPass,
+    add_classic_lore,
+    chat_state_rows,
+)
+from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
 
 logger = logging.getLogger(__name__)
@@ -36,6 +56,9 @@ _USAGE_VIA = {
     Via.LITERAL: "full",
     Via.SEMANTIC: "full",
     Via.ORDER: "full",
+    Via.CONSTANT: "canon",
+    Via.KEYWORD: "full",
+    Via.RECURSION: "full",
 }
 
 
@@ -44,6 +67,19 @@ class TurnResult:
     selection: Selection
     rendered: RenderedPrompt
     notes: tuple[str, ...] = field(default=())
+    books: tuple[tuple[BookRecord, str | None], ...] = ()  # the turn's books (and character)
+    classic: ClassicResult | None = None  # the classic pool's result (None: no classic book)
+    messages: int = 0
+
+    def log_record(self, chat_length: int | None = None) -> dict[str, Any]:
+        """What went in and why, as the chat's request log keeps it (``--explain``)."""
+        return log_record(
+            self.selection,
+            self.books,
+            self.classic,
+            messages=self.messages,
+            chat_length=chat_length,
+        )
 
     def to_json(self, trace: TraceLevel = "full") -> dict[str, object]:
         """The selection JSON (``worldbook.service.contract.SelectionOut``)."""
@@ -51,6 +87,17 @@ class TurnResult:
         if self.notes:
             body["notes"] = [*body["notes"], *self.notes]
         return body
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCounts:
+    """The whole chat's counts when the app sends only its recent messages (classic timed
+    effects clock on ``chat_length``; ``@@activate_only_*`` count ``assistant_messages``;
+    ``@@is_greeting`` reads ``greeting_index``). None: counted over the messages sent."""
+
+    chat_length: int | None = None
+    assistant_messages: int | None = None
+    greeting_index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +109,7 @@ class TurnInput:
     profile: ModelProfile
     chat_id: str | None = None
     user_name: str | None = None
+    counts: ChatCounts = ChatCounts()
 
 
 def _lore_books(
@@ -105,17 +153,69 @@ def run_turn(
 ) -> TurnResult:
     """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
     records, notes = resolve_books(services, user_id, turn.source)
-    books = _lore_books(services, records, turn.profile)
+    world = [(b, c) for b, c in records if b.mode is not BookMode.CLASSIC]
+    books = _lore_books(services, world, turn.profile)
     hits, more_notes = _semantic_hits(services, books, turn.messages, turn.profile)
     core_turn = Turn(
         books=tuple(books), messages=turn.messages, profile=turn.profile, semantic_hits=hits
     )
     tokenizer = services.token_counter(turn.profile.tokenizer_id).tokenizer
     selection = select(core_turn, services.rules, tokenizer, matcher_cache=services.matcher_cache)
+    selection, classic = add_classic_lore(
+        services, _classic_input(user_id, turn), records, selection
+    )
     rendered = render(selection, turn.profile)
     if record_usage:
+        _write_chat(services, user_id, turn, records, selection, classic)
         _record_usage(services, selection)
-    return TurnResult(selection=selection, rendered=rendered, notes=tuple(notes + more_notes))
+    return TurnResult(
+        selection=selection,
+        rendered=rendered,
+        notes=tuple(notes + more_notes),
+        books=tuple(records),
+        classic=classic.result if classic else None,
+        messages=len(turn.messages),
+    )
+
+
+def _classic_input(user_id: str, turn: TurnInput) -> ClassicInput:
+    return ClassicInput(
+        user_id=user_id,
+        messages=turn.messages,
+        tokenizer_id=turn.profile.tokenizer_id,
+        chat_id=turn.chat_id,
+        chat_length=turn.counts.chat_length,
+        assistant_messages=turn.counts.assistant_messages,
+        greeting_index=turn.counts.greeting_index,
+    )
+
+
+def _write_chat(
+    services: Services,
+    user_id: str,
+    turn: TurnInput,
+    records: list[tuple[BookRecord, str | None]],
+    selection: Selection,
+    classic: ClassicPass | None,
+) -> None:
+    """A real turn of a named chat: its changed classic state and its request-log row, one
+    transaction. A failure fails the turn (the app retries), so a turn never half-happens."""
+    if turn.chat_id is None:
+        return
+    keep = services.settings.chat_log_turns
+    states = chat_state_rows(classic)
+    if not keep and not states:
+        return  # nothing to remember: no transaction
+    log = None
+    if keep:
+        log = log_record(
+            selection,
+            records,
+            classic.result if classic else None,
+            messages=len(turn.messages),
+            chat_length=turn.counts.chat_length,
+        )
+    services.store.record_chat_turn(user_id, turn.chat_id, states=states, log=log, keep_log=keep)
 
 
 def _record_usage(services: Services, selection: Selection) -> None:
@@ -139,10 +239,18 @@ def select_turn(
     profile: ModelProfile,
     chat_id: str | None = None,
     user_name: str | None = None,
+    chat: ChatCounts | None = None,
 ) -> TurnResult:
     """Decide the lore of one real turn and count its usage."""
     check_messages(messages)
-    turn = TurnInput(source, tuple(messages), profile, chat_id=chat_id, user_name=user_name)
+    turn = TurnInput(
+        source,
+        tuple(messages),
+        profile,
+        chat_id=chat_id,
+        user_name=user_name,
+        counts=chat or ChatCounts(),
+    )
     return run_turn(services, user_id=user_id, turn=turn, record_usage=True)
 
 
@@ -156,6 +264,7 @@ def preview(
     messages: Sequence[Message] | None = None,
     chat_id: str | None = None,
     user_name: str | None = None,
+    chat: ChatCounts | None = None,
 ) -> TurnResult:
     """What a turn with this user message (or this short chat, ≤ 2,000 characters in all)
     would select; the same code path as a real turn, but it counts no usage and writes no
@@ -164,12 +273,19 @@ def preview(
         raise InvalidInput("Give exactly one of message or messages.", field="message")
     if message is not None:
         limits.check_preview_message(message)
-        chat: Sequence[Message] = [Message(role="user", content=message)]
+        sample: Sequence[Message] = [Message(role="user", content=message)]
     else:
-        chat = messages or []
-        check_messages(chat)
-        limits.check_preview_message("\n".join(m.content for m in chat), field="messages")
-    turn = TurnInput(source, tuple(chat), profile, chat_id=chat_id, user_name=user_name)
+        sample = messages or []
+        check_messages(sample)
+        limits.check_preview_message("\n".join(m.content for m in sample), field="messages")
+    turn = TurnInput(
+        source,
+        tuple(sample),
+        profile,
+        chat_id=chat_id,
+        user_name=user_name,
+        counts=chat or ChatCounts(),
+    )
     return run_turn(services, user_id=user_id, turn=turn, record_usage=False)
 
 

@@ -269,7 +269,7 @@ class EntryTable(BookTable):
             self._forget_book(book_id)
 
     def _check_mode_switch(self, book: BookRecord, draft: BookDraft) -> None:
-        if draft.mode != BookMode.WORLD or book.mode == BookMode.WORLD:
+        if draft.mode == BookMode.CLASSIC or book.mode != BookMode.CLASSIC:
             return
         for i, entry in enumerate(self._book_entries(book.id)):
             try:

@@ -17,6 +17,7 @@ import numpy as np
 
 from worldbook.core.embed_text import as_vector_matrix, entry_text
 from worldbook.core.records import (
+    USAGE_OF_VIA,
     USAGE_VIAS,
     EntryRecord,
     EntryToIndex,
@@ -32,16 +33,23 @@ from worldbook.errors import (
 )
 from worldbook.ports import Vectors
 from worldbook.testing.memory_books import new_id
+from worldbook.testing.memory_chats import ChatTable
 from worldbook.testing.memory_entries import EntryTable
 
 
-class InMemoryStore(EntryTable):
+class InMemoryStore(ChatTable, EntryTable):
     """The ``Store`` port in memory: books and attachments (:class:`BookTable`), entries
-    (:class:`EntryTable`), and here vectors, usage, token counts and import jobs."""
+    (:class:`EntryTable`), chats (:class:`ChatTable`), and here vectors, usage, token counts
+    and import jobs."""
 
     def __init__(self) -> None:
         super().__init__()
         self._token_counts: dict[tuple[str, str], int] = {}
+
+    def purge_book(self, book_id: str) -> None:
+        with self._lock:
+            super().purge_book(book_id)
+            self._forget_chat_states(book_id)
 
     # --- vectors and index status --------------------------------------------------------
     def save_vectors(
@@ -177,10 +185,9 @@ class InMemoryStore(EntryTable):
 
     # --- usage and token counts ----------------------------------------------------------
     def record_turn_usage(self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]) -> None:
-        aliases = {"literal": "full", "semantic": "full", "order": "full", "injected": "full"}
         per_entry: dict[str, str] = {}
         for entry_id, via in uses:
-            per_entry.setdefault(entry_id, aliases.get(via, via))
+            per_entry.setdefault(entry_id, USAGE_OF_VIA.get(via, via))
         self.add_usage_counts(
             dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
         )

@@ -75,7 +75,7 @@ def test_rule_25_tokens_counted_when_not_given() -> None:
     assert tokens == {"given": 50, "counted": 5}
 
 
-def test_rule_26_higher_order_first_then_priority_then_id() -> None:
+def test_rule_26_higher_order_first_then_priority_then_list_position() -> None:
     b = book(
         entry("10", "Gondor", order=50, priority=1),
         entry("9", "Gondor", order=50, priority=1),
@@ -83,8 +83,16 @@ def test_rule_26_higher_order_first_then_priority_then_id() -> None:
         entry("p", "Gondor", order=50, priority=5),
         entry("top", "Gondor", order=90),
     )
-    # ascending order (every peer's direction) would put "low" first
-    assert ids(run(b, chat("Gondor"))) == ["top", "p", "9", "10", "low"]
+    # ascending order (every peer's direction) would put "low" first; "10" is listed before
+    # "9", and the list decides ties (stored ids are random)
+    assert ids(run(b, chat("Gondor"))) == ["top", "p", "10", "9", "low"]
+
+
+def test_rule_26_ties_across_books_follow_the_books_order_in_the_turn() -> None:
+    one = book(entry("10", "Gondor", book_id="one"), book_id="one")
+    two = book(entry("9", "Gondor", book_id="two"), book_id="two")
+    assert ids(run((one, two), chat("Gondor"))) == ["10", "9"]
+    assert ids(run((two, one), chat("Gondor"))) == ["9", "10"]
 
 
 def test_rule_26_across_books() -> None:

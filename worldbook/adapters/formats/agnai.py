@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry
+from worldbook.adapters.formats.source import ORDER_RANGE, Fields, SourceBook, SourceEntry
 
 NS = "agnai"
 
@@ -23,8 +23,9 @@ def _entry(obj: object, where: str) -> SourceEntry:
     e.content = f.string("entry")
     e.keys = f.strings("keywords")
     e.secondary_keys = f.strings("secondaryKeys")
-    e.priority = f.integer("priority", 0)
-    e.order = f.integer("weight", 0)
+    if f.has("priority"):
+        e.priority = f.integer("priority", 0)
+    e.order = f.integer("weight", 0, *ORDER_RANGE)
     e.enabled = f.boolean("enabled", True)
     e.constant = f.boolean("constant", False)
     e.selective = f.boolean("selective", False)
@@ -44,7 +45,7 @@ def read(doc: dict[str, Any]) -> SourceBook:
     if f.has("tokenBudget"):
         book.settings["token_budget"] = f.integer("tokenBudget", 0)
     if f.has("recursiveScanning"):
-        book.settings["recursive"] = f.boolean("recursiveScanning", False)
+        book.settings["recursive_scanning"] = f.boolean("recursiveScanning", False)
     entries = f.entry_list("entries", "entries")
     book.entries = [_entry(item, f"entries[{i}]") for i, item in enumerate(entries)]
     f.keep_rest(book.extensions, NS)

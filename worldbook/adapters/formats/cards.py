@@ -87,7 +87,7 @@ def read_character_book(book_obj: object, where: str, fmt: str, fallback_title: 
         if f.has(name):
             book.settings[setting] = f.integer(name, 0)
     if f.has("recursive_scanning"):
-        book.settings["recursive"] = f.boolean("recursive_scanning", False)
+        book.settings["recursive_scanning"] = f.boolean("recursive_scanning", False)
     entries = f.entry_list("entries", f"{where}.entries")
     f.used.add("extensions")
     keyed: list[tuple[tuple[float, int], SourceEntry]] = []

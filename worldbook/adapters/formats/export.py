@@ -17,7 +17,7 @@ from typing import Any
 
 from worldbook.adapters.formats.cards import CARD_NS
 from worldbook.adapters.formats.decorators import join_decorators
-from worldbook.adapters.formats.mapping import MARKER, derive_aliases
+from worldbook.adapters.formats.mapping import MARKER, derive_aliases, to_source_order
 from worldbook.adapters.formats.sillytavern import ST_TO_CARD_EXT
 from worldbook.adapters.formats.source import ROLES
 from worldbook.core.drafts import BookDraft, EntryDraft
@@ -25,6 +25,15 @@ from worldbook.core.types import BookMode
 from worldbook.errors import InvalidInput
 
 _MAX_UID = 1_000_000  # SillyTavern getFreeWorldEntryUid's ceiling
+
+
+def _order_and_priority(entry: EntryDraft) -> tuple[int, int | None]:
+    """The source app's order (lower earlier: the mirror of ours) and the priority to write:
+    none when it is what the source app infers from the order (SillyTavern budgets by order,
+    CCv3 "MAY follow insertion_order"), so a round trip gives the file's numbers back."""
+    order = to_source_order(entry.order)
+    priority = entry.order if entry.priority is None else entry.priority
+    return order, (None if priority == order else priority)
 
 
 def _keys_and_constant(book: BookDraft, entry: EntryDraft) -> tuple[list[str], bool]:
@@ -52,6 +61,7 @@ def _uids(entries: Sequence[EntryDraft]) -> list[int]:
 
 def _st_entry(book: BookDraft, entry: EntryDraft, uid: int, index: int) -> dict[str, Any]:
     keys, constant = _keys_and_constant(book, entry)
+    order, priority = _order_and_priority(entry)
     out: dict[str, Any] = {
         "uid": uid,
         "key": keys,
@@ -61,7 +71,7 @@ def _st_entry(book: BookDraft, entry: EntryDraft, uid: int, index: int) -> dict[
         "constant": constant,
         "selective": entry.selective,
         "selectiveLogic": entry.selective_logic,
-        "order": entry.order,
+        "order": order,
         "position": 0,
         "disable": not entry.enabled,
         "displayIndex": index,
@@ -73,8 +83,8 @@ def _st_entry(book: BookDraft, entry: EntryDraft, uid: int, index: int) -> dict[
     }
     if entry.probability != 100:
         out["useProbability"] = True
-    if entry.priority:
-        out["priority"] = entry.priority  # ST has no priority; kept so classic books survive
+    if priority is not None:
+        out["priority"] = priority  # ST has no priority; kept so classic books survive
     out.update({k: v for k, v in entry.extensions.items() if k != "uid"})
     if entry.comment:
         out[MARKER] = {"comment": entry.comment}
@@ -100,6 +110,7 @@ def to_sillytavern(book: BookDraft, entries: Sequence[EntryDraft]) -> dict[str, 
 
 def _card_entry(book: BookDraft, entry: EntryDraft, uid: int, index: int) -> dict[str, Any]:
     keys, constant = _keys_and_constant(book, entry)
+    order, priority = _order_and_priority(entry)
     ext: dict[str, Any] = {
         "display_index": index,
         "selectiveLogic": entry.selective_logic,
@@ -125,14 +136,15 @@ def _card_entry(book: BookDraft, entry: EntryDraft, uid: int, index: int) -> dic
         "content": join_decorators(entry.decorators, entry.lore),
         "extensions": ext,
         "enabled": entry.enabled,
-        "insertion_order": entry.order,
+        "insertion_order": order,
         "use_regex": True,
         "constant": constant,
         "comment": entry.title,
         "selective": entry.selective,
         "secondary_keys": list(entry.secondary_keys),
-        "priority": entry.priority,
     }
+    if priority is not None:
+        out["priority"] = priority
     if "uid" in entry.extensions:
         out["id"] = uid
     position = ext.get("position")
@@ -148,13 +160,16 @@ def to_ccv3(book: BookDraft, entries: Sequence[EntryDraft]) -> dict[str, Any]:
     uids = _uids(entries)
     ext = {k: v for k, v in book.extensions.items() if k != CARD_NS}
     data: dict[str, Any] = {"name": book.title, "description": book.description}
-    settings = book.settings
-    if isinstance(settings.get("scan_depth"), int):
-        data["scan_depth"] = settings["scan_depth"]
-    if isinstance(settings.get("token_budget"), int):
-        data["token_budget"] = settings["token_budget"]
-    if isinstance(settings.get("recursive"), bool):
-        data["recursive_scanning"] = settings["recursive"]
+    rest = dict(book.settings)
+    for name in ("scan_depth", "token_budget"):
+        if isinstance(rest.get(name), int):
+            data[name] = rest.pop(name)
+    for name in ("recursive_scanning", "recursive"):  # the old name too (migration 0003)
+        if isinstance(rest.get(name), bool):
+            data["recursive_scanning"] = rest.pop(name)
+            break
+    if rest:  # settings CCv3 has no field for ride in our marker (read back on import)
+        ext[MARKER] = {"settings": rest}
     data["extensions"] = ext
     data["entries"] = [
         _card_entry(book, entry, uid, i)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from worldbook.adapters.formats.source import (
+    SUBSTRING_KEYS,
     Fields,
     SourceBook,
     SourceEntry,
@@ -57,6 +58,7 @@ def read_save(doc: dict[str, Any], fmt: str) -> SourceBook:
         kept = {k: doc[k] for k in ("wifolders_d", "wifolders_l") if k in doc}
     check_count(len(items), "worldinfo")
     book.entries = [_entry(item, where, "kobold") for where, item in items]
+    book.settings.update(SUBSTRING_KEYS)
     if kept:
         book.extensions["kobold"] = kept
     return book
@@ -66,4 +68,5 @@ def read_aidungeon(doc: list[Any]) -> SourceBook:
     check_count(len(doc), "the array")
     book = SourceBook(format="aidungeon")
     book.entries = [_entry(item, f"[{i}]", "aidungeon") for i, item in enumerate(doc)]
+    book.settings.update(SUBSTRING_KEYS)
     return book

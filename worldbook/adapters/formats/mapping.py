@@ -19,7 +19,7 @@ from typing import Any
 
 from worldbook.adapters.formats import limits
 from worldbook.adapters.formats.decorators import split_decorators
-from worldbook.adapters.formats.source import SourceBook, SourceEntry
+from worldbook.adapters.formats.source import ORDER_MIRROR, SourceBook, SourceEntry
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.limits import weighted_length
 from worldbook.core.types import BookMode
@@ -152,50 +152,69 @@ def split_lore(lore: str, size: int = limits.LORE_MAX) -> list[str]:
     return parts
 
 
+def to_worldbook_order(source_order: int) -> int:
+    return ORDER_MIRROR - source_order
+
+
+to_source_order = to_worldbook_order  # the mirror is its own inverse
+
+
+def _cleaned(source: SourceEntry, notes: list[str]) -> SourceEntry:
+    """A copy with NUL characters removed, the exporter's comment restored and blank keys
+    dropped, each change noted."""
+    fields = [
+        source.title_hint,
+        source.comment,
+        source.content,
+        source.keys,
+        source.secondary_keys,
+        source.extensions,
+    ]
+    cleaned, removed = _strip_nul(fields)
+    if removed:
+        notes.append(f"removed {removed} NUL character(s)")
+    out = copy.copy(source)
+    out.title_hint, out.comment, out.content, out.keys, out.secondary_keys, out.extensions = cleaned
+    marker = out.extensions.pop(MARKER, None)
+    if isinstance(marker, dict) and isinstance(marker.get("comment"), str):
+        out.comment = marker["comment"]
+    blank = sum(1 for k in out.keys + out.secondary_keys if not k.strip())
+    if blank:
+        notes.append(f"dropped {blank} empty or whitespace-only key(s)")
+        out.keys = [k for k in out.keys if k.strip()]
+        out.secondary_keys = [k for k in out.secondary_keys if k.strip()]
+    return out
+
+
 def map_entry(
     source: SourceEntry, mode: BookMode, number: int
 ) -> tuple[list[EntryDraft], list[str]]:
-    """Drafts for one source entry (several when the lore is split; none when skipped)."""
+    """Drafts for one source entry (several when the lore is split; none when skipped).
+
+    World and hybrid books need world-length lore and get aliases from the keys and canon
+    from constant; classic books keep keys as triggers only. Order is mirrored (see
+    :data:`ORDER_MIRROR`); priority is the source's, else its order (SillyTavern keeps the
+    highest order first under the budget, CCv3 "MAY follow insertion_order").
+    """
     notes = list(source.notes)
-    cleaned, removed = _strip_nul(
-        [
-            source.title_hint,
-            source.comment,
-            source.content,
-            source.keys,
-            source.secondary_keys,
-            source.extensions,
-        ]
-    )
-    hint, comment, content, keys, secondary, extensions = cleaned
-    if removed:
-        notes.append(f"removed {removed} NUL character(s)")
-    source = copy.copy(source)
-    source.title_hint, source.keys = hint, keys
-    marker = extensions.pop(MARKER, None)
-    if isinstance(marker, dict) and isinstance(marker.get("comment"), str):
-        comment = marker["comment"]
-    blank = sum(1 for k in keys + secondary if not k.strip())
-    if blank:
-        notes.append(f"dropped {blank} empty or whitespace-only key(s)")
-        keys = [k for k in keys if k.strip()]
-        secondary = [k for k in secondary if k.strip()]
-        source.keys = keys
-    decorators, lore = split_decorators(content)
+    source = _cleaned(source, notes)
+    world = mode is not BookMode.CLASSIC
+    decorators, lore = split_decorators(source.content)
     size = weighted_len(lore.strip(), enough=limits.LORE_MIN_WORLD)
-    minimum = limits.LORE_MIN_WORLD if mode is BookMode.WORLD else limits.LORE_MIN_CLASSIC
+    minimum = limits.LORE_MIN_WORLD if world else limits.LORE_MIN_CLASSIC
     title = _title(source, lore, number, notes)
     if size < minimum:
         notes.append(
             f"skipped: lore is {size} characters, under the {minimum}-character minimum"
-            + (" for world books (wide characters count as two)" if mode is BookMode.WORLD else "")
+            + (" for world books (wide characters count as two)" if world else "")
         )
         return [], [f"{source.label} {title!r}: {n}" for n in notes]
-    if not comment and hint.strip() and " ".join(hint.split()) != title:
-        comment = hint  # the original name was changed: keep it where nothing is lost
+    hint = source.title_hint
+    if not source.comment and hint.strip() and " ".join(hint.split()) != title:
+        source.comment = hint  # the original name was changed: keep it where nothing is lost
     aliases: list[str] = []
-    if mode is BookMode.WORLD:
-        aliases, alias_notes = derive_aliases(keys)
+    if world:
+        aliases, alias_notes = derive_aliases(source.keys)
         notes.extend(alias_notes)
     parts = split_lore(lore)
     if len(parts) > 1:
@@ -203,40 +222,52 @@ def map_entry(
             f"lore of {len(lore):,} characters split into {len(parts)} entries "
             f"of at most {limits.LORE_MAX:,}"
         )
-    drafts = []
-    for index, part in enumerate(parts, 1):
-        part_title = title
-        if len(parts) > 1:
-            suffix = f" ({index})"
-            part_title = shorten(title, limits.TITLE_MAX - len(suffix)) + suffix
-        part_ext = copy.deepcopy(extensions)
-        if index > 1:
-            part_ext.pop("uid", None)  # a uid names one entry; the exporter assigns new ones
-        drafts.append(
-            EntryDraft(
-                title=part_title,
-                lore=part,
-                aliases=list(aliases),
-                canon=source.constant if mode is BookMode.WORLD else False,
-                enabled=source.enabled,
-                comment=comment,
-                keys=list(keys),
-                secondary_keys=list(secondary),
-                selective=source.selective,
-                selective_logic=source.selective_logic,
-                constant=source.constant,
-                order=source.order,
-                priority=source.priority,
-                role=source.role,
-                whole_words=source.whole_words,
-                case_sensitive=source.case_sensitive,
-                probability=source.probability,
-                scan_depth=source.scan_depth,
-                decorators=list(decorators),
-                extensions=part_ext,
-            )
-        )
+    drafts = [
+        _draft(source, title, part, index, len(parts), decorators, aliases, world)
+        for index, part in enumerate(parts, 1)
+    ]
     return drafts, [f"{source.label} {title!r}: {n}" for n in notes]
+
+
+def _draft(
+    source: SourceEntry,
+    title: str,
+    part: str,
+    index: int,
+    parts: int,
+    decorators: list[str],
+    aliases: list[str],
+    world: bool,
+) -> EntryDraft:
+    """One (part of an) entry."""
+    if parts > 1:
+        suffix = f" ({index})"
+        title = shorten(title, limits.TITLE_MAX - len(suffix)) + suffix
+    extensions = copy.deepcopy(source.extensions)
+    if index > 1:
+        extensions.pop("uid", None)  # a uid names one entry; the exporter assigns new ones
+    return EntryDraft(
+        title=title,
+        lore=part,
+        aliases=list(aliases),
+        canon=source.constant if world else False,
+        enabled=source.enabled,
+        comment=source.comment,
+        keys=list(source.keys),
+        secondary_keys=list(source.secondary_keys),
+        selective=source.selective,
+        selective_logic=source.selective_logic,
+        constant=source.constant,
+        order=to_worldbook_order(source.order),
+        priority=source.order if source.priority is None else source.priority,
+        role=source.role,
+        whole_words=source.whole_words,
+        case_sensitive=source.case_sensitive,
+        probability=source.probability,
+        scan_depth=source.scan_depth,
+        decorators=list(decorators),
+        extensions=extensions,
+    )
 
 
 _SETTING_RANGES = {"scan_depth": (0, 100), "token_budget": (100, 32_000)}  # DESIGN §3
@@ -251,6 +282,8 @@ def map_book(source: SourceBook, mode: BookMode, filename: str | None) -> Import
     settings: dict[str, Any] = dict(source.settings)
     if isinstance(marker, dict) and isinstance(marker.get("settings"), dict):
         settings = {**marker["settings"], **settings}
+    if "recursive" in settings and "recursive_scanning" not in settings:
+        settings["recursive_scanning"] = settings.pop("recursive")  # the old name (0003)
     for name, (lo, hi) in _SETTING_RANGES.items():
         value = settings.get(name)
         if isinstance(value, int) and not lo <= value <= hi:

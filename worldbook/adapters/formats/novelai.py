@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, require_object
+from worldbook.adapters.formats.source import (
+    ORDER_RANGE,
+    SUBSTRING_KEYS,
+    Fields,
+    SourceBook,
+    SourceEntry,
+    require_object,
+)
 
 NS = "novelai"
 _DEFAULT_PRIORITY = 400  # NovelAI's default budgetPriority (every entry in the real samples)
@@ -30,7 +37,7 @@ def _entry(obj: object, where: str) -> SourceEntry:
     config = f.obj.get("contextConfig")
     if isinstance(config, dict):
         budget = Fields(config, f"{where}.contextConfig")
-        e.order = budget.integer("budgetPriority", _DEFAULT_PRIORITY)
+        e.order = budget.integer("budgetPriority", _DEFAULT_PRIORITY, *ORDER_RANGE)
         e.notes.extend(budget.notes)
     return f.finish(e, NS)
 
@@ -41,6 +48,7 @@ def read_lorebook(lore: object, where: str, fmt: str) -> SourceBook:
     entries = f.entry_list("entries", f"{where}.entries")
     book.entries = [_entry(item, f"{where}.entries[{i}]") for i, item in enumerate(entries)]
     f.keep_rest(book.extensions, NS)
+    book.settings.update(SUBSTRING_KEYS)
     return book
 
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, require_object
+from worldbook.adapters.formats.source import (
+    ORDER_RANGE,
+    SUBSTRING_KEYS,
+    Fields,
+    SourceBook,
+    SourceEntry,
+    require_object,
+)
 
 NS = "risu"
 
@@ -23,7 +30,7 @@ def _entry(obj: object, where: str) -> SourceEntry:
     e.content = f.string("content")
     e.keys = f.comma_strings("key")
     e.secondary_keys = f.comma_strings("secondkey")
-    e.order = f.integer("insertorder", 100)
+    e.order = f.integer("insertorder", 100, *ORDER_RANGE)
     e.constant = f.boolean("alwaysActive", False)
     e.selective = f.boolean("selective", False)
     if f.has("activationPercent"):
@@ -38,6 +45,7 @@ def read(doc: dict[str, Any]) -> SourceBook:
     f = Fields(doc, "book")
     book = SourceBook(format="risu")
     items = f.entry_list("data", "data", required=True)
+    book.settings.update(SUBSTRING_KEYS)
     folders: list[Any] = []
     for i, item in enumerate(items):
         where = f"data[{i}]"

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from worldbook.adapters.formats.source import (
+    ORDER_RANGE,
     Fields,
     SourceBook,
     SourceEntry,
@@ -81,8 +82,9 @@ def read_entry(
     e.constant = f.boolean("constant", False)
     e.selective = f.boolean("selective", True)
     e.selective_logic = f.integer("selectiveLogic", 0, 0, 3)
-    e.order = f.integer("order", 100)
-    e.priority = f.integer("priority", 0)  # not SillyTavern's; our ST export writes it
+    e.order = f.integer("order", 100, *ORDER_RANGE)
+    if f.has("priority"):
+        e.priority = f.integer("priority", 0)  # not SillyTavern's; our ST export writes it
     if "disable" in raw:
         e.enabled = not f.boolean("disable", False)
     elif "enabled" in raw:

@@ -18,6 +18,17 @@ from worldbook.core.types import Role
 from worldbook.errors import InvalidInput, LimitExceeded
 
 ROLES: tuple[Role, Role, Role] = ("system", "user", "assistant")  # SillyTavern role 0, 1, 2
+INT32_MAX = 2**31 - 1
+ORDER_MIRROR = 200
+"""SillyTavern, CCv3 and RisuAI place lower ``insertion_order`` earlier; worldbook places higher
+``order`` earlier (DESIGN §3). Imports store ``ORDER_MIRROR - order`` and exports write it back,
+so a book renders in its author's arrangement and round-trips to the same numbers; 200 keeps
+the common default 100 at 100."""
+ORDER_RANGE = (ORDER_MIRROR - INT32_MAX, INT32_MAX)
+SUBSTRING_KEYS = {"whole_words": False}
+"""Book settings of formats whose apps match keys anywhere in a word (KoboldAI, AI Dungeon,
+NovelAI, RisuAI's default "partial" mode): their authors wrote keys for that."""
+"""Source orders whose mirror fits the 32-bit column (others are read clamped, raw kept)."""
 
 
 @dataclass(slots=True)
@@ -34,8 +45,8 @@ class SourceEntry:
     selective_logic: int = 0
     constant: bool = False
     enabled: bool = True
-    order: int = 100
-    priority: int = 0
+    order: int = 100  # the source's number: lower earlier (SillyTavern); mapping mirrors it
+    priority: int | None = None  # None: the file has none (budget follows the order)
     role: Role = "system"
     whole_words: bool | None = None
     case_sensitive: bool | None = None

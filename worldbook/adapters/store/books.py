@@ -100,7 +100,7 @@ class BooksMixin(StoreBase):
             limits.validate_book_draft(draft, field="book")
             if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
                 limits.check_publish(book.entry_count, field="visibility")
-            if draft.mode == BookMode.WORLD and book.mode != BookMode.WORLD:
+            if draft.mode != BookMode.CLASSIC and book.mode == BookMode.CLASSIC:
                 self._check_world_lore(conn, book_id)
             values = {name: getattr(draft, name) for name in changes}
             for name in ("visibility", "mode"):
@@ -112,7 +112,7 @@ class BooksMixin(StoreBase):
             return self._lock_book(conn, book_id)
 
     def _check_world_lore(self, conn: sa.Connection, book_id: str) -> None:
-        """Switching to world mode: every entry must meet the world-mode lore minimum."""
+        """Leaving classic mode (world, hybrid): every entry must meet the world lore minimum."""
         rows = conn.execute(
             sa.select(t.entries.c.id, t.entries.c.lore)
             .where(t.entries.c.book_id == book_id)
@@ -160,7 +160,7 @@ class BooksMixin(StoreBase):
             # book_usage_days after book_usage: the usage writer holds book_usage's row while
             # it adds a day, so its day row is committed (and deleted here) or never written.
             tables = (t.entries, t.book_tags, t.book_usage, t.book_usage_days, t.attachments)
-            for table in (*tables, t.import_jobs):
+            for table in (*tables, t.import_jobs, t.chat_state):
                 conn.execute(sa.delete(table).where(table.c.book_id == book_id))
             conn.execute(sa.delete(t.books).where(t.books.c.id == book_id))
 

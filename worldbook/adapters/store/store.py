@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from worldbook.adapters.store.attachments import AttachmentsMixin
 from worldbook.adapters.store.books import BooksMixin
+from worldbook.adapters.store.chats import ChatsMixin
 from worldbook.adapters.store.entries import EntriesMixin
 from worldbook.adapters.store.keys import KeysMixin
 from worldbook.adapters.store.migrate import upgrade_database
@@ -11,7 +12,9 @@ from worldbook.adapters.store.usage import UsageMixin
 from worldbook.adapters.store.vectors import VectorsMixin
 
 
-class SqlStore(KeysMixin, BooksMixin, AttachmentsMixin, EntriesMixin, VectorsMixin, UsageMixin):
+class SqlStore(
+    KeysMixin, BooksMixin, AttachmentsMixin, EntriesMixin, VectorsMixin, UsageMixin, ChatsMixin
+):
     """The store on SQLite (default) or PostgreSQL, chosen by the SQLAlchemy URL.
 
     Every method returns plain frozen records and runs as one transaction; a rejected write

@@ -108,7 +108,8 @@ class EntryRow(_Base, table=True):
     selective_logic: int = Field(sa_column=sa.Column(sa.Integer(), nullable=False))
     constant: bool = Field(sa_column=sa.Column(sa.Boolean(), nullable=False))
     order: int = Field(sa_column=sa.Column(sa.Integer(), nullable=False))
-    priority: int = Field(sa_column=sa.Column(sa.Integer(), nullable=False))
+    # NULL: the entry's order (classic.md §5 item 5; migration 0003).
+    priority: int | None = Field(sa_column=sa.Column(sa.Integer(), nullable=True))
     role: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
     whole_words: bool | None = Field(sa_column=sa.Column(sa.Boolean(), nullable=True))
     case_sensitive: bool | None = Field(sa_column=sa.Column(sa.Boolean(), nullable=True))
@@ -207,6 +208,31 @@ class ImportJobRow(_Base, table=True):
     updated_at: datetime = _ts()
 
 
+class ChatStateRow(_Base, table=True):
+    """A chat's classic state for one book (``book_state_to_json``), scoped by the acting user
+    whose turns wrote it. No foreign key to the book: a row outliving its book is harmless, and
+    a turn racing a purge must not fail; ``purge_book`` deletes the rows."""
+
+    __tablename__ = "chat_state"
+    owner_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), primary_key=True))
+    chat_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), primary_key=True))
+    book_id: str = Field(sa_column=sa.Column(sa.String(ID), primary_key=True, index=True))
+    state: dict[str, Any] = _json()
+    updated_at: datetime = _ts()
+
+
+class ChatLogRow(_Base, table=True):
+    """The request log of a chat: one row per real turn, the newest N kept."""
+
+    __tablename__ = "chat_log"
+    __table_args__ = (sa.Index("ix_chat_log_chat", "owner_id", "chat_id", "id"),)
+    id: int | None = Field(sa_column=sa.Column(sa.Integer(), primary_key=True, autoincrement=True))
+    owner_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))
+    chat_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))
+    created_at: datetime = _ts()
+    record: dict[str, Any] = _json()
+
+
 metadata: sa.MetaData = _Base.metadata
 
 
@@ -229,3 +255,5 @@ book_usage = table(BookUsageRow)
 book_usage_days = table(BookUsageDayRow)
 token_counts = table(TokenCountRow)
 import_jobs = table(ImportJobRow)
+chat_state = table(ChatStateRow)
+chat_log = table(ChatLogRow)

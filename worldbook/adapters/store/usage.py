@@ -14,6 +14,7 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.records import (
+    USAGE_OF_VIA,
     USAGE_VIAS,
     EntryUsageRecord,
     ImportJobRecord,
@@ -22,9 +23,6 @@ from worldbook.core.records import (
     utc,
 )
 from worldbook.errors import InvalidInput, NotFound
-
-# How a selection's ``Via`` maps onto the usage counters ("full" = injected in full).
-_VIA_ALIASES = {"literal": "full", "semantic": "full", "order": "full", "injected": "full"}
 
 
 def _job_record(row: Mapping[Any, Any]) -> ImportJobRecord:
@@ -62,12 +60,11 @@ class UsageMixin(StoreBase):
     def record_turn_usage(self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]) -> None:
         """Count one served turn for each book and one use per entry (first ``via`` wins).
 
-        ``via`` is canon | whole_book | full | index (selection vias literal/semantic/order
-        count as full).
+        ``via`` is canon | whole_book | full | index, or a selection via (``USAGE_OF_VIA``).
         """
         per_entry: dict[str, str] = {}
         for entry_id, via in uses:
-            per_entry.setdefault(entry_id, _VIA_ALIASES.get(via, via))
+            per_entry.setdefault(entry_id, USAGE_OF_VIA.get(via, via))
         self.add_usage_counts(
             dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
         )

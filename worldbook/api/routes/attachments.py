@@ -1,4 +1,5 @@
-"""Attachments: a book attached to a character, a story or a novel."""
+"""Attachments: a book attached to a character, a story or a novel, or globally to a user
+(``global/{your user id}``: in every turn of yours)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from worldbook.service import library
 
 router = APIRouter(tags=["attachments"])
 
-Kind = Annotated[Literal["character", "story", "novel"], Path(description="What owns the world.")]
+Kind = Annotated[
+    Literal["character", "story", "novel", "global"],
+    Path(description="What owns the world; global: the acting user (target id = their id)."),
+]
 TargetId = Annotated[str, Path(min_length=1, max_length=255, description="The app's id for it.")]
 
 

@@ -30,7 +30,12 @@ EntryId = Annotated[str, Path(pattern=ID_PATTERN, description="The entry's id.")
 
 
 def _draft(fields: EntryFields) -> EntryDraft:
-    return EntryDraft(**fields.model_dump())
+    values = fields.model_dump()
+    if values["selective"] is None:
+        # Secondary keys sent through the API are meant to apply (importers keep the file's
+        # own flag instead; SillyTavern's new entries are selective too).
+        values["selective"] = bool(values["secondary_keys"])
+    return EntryDraft(**values)
 
 
 @router.post("/books/{book_id}/entries", status_code=status.HTTP_201_CREATED)

@@ -43,7 +43,7 @@ from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
 MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
-PlacementKey = tuple[int, int, tuple[int, int, str], str]
+PlacementKey = tuple[int, int, int, tuple[int, int, str], str]
 
 
 def _id_key(entry_id: str) -> tuple[int, int, str]:
@@ -55,8 +55,10 @@ def _id_key(entry_id: str) -> tuple[int, int, str]:
 
 def placement(order: int, priority: int, entry: ClassicEntry) -> PlacementKey:
     """Render order (classic.md §1 rule 26): higher order first, then higher priority, then
-    lower id (book id last, for ties across books)."""
-    return (-order, -priority, _id_key(entry.id), entry.book_id)
+    the book's list order (``position``; stored ids are random, so "lower id" would be an
+    arbitrary order — docs/decisions-pending/classic2.md), then lower id (book id last, for
+    ties across books)."""
+    return (-order, -priority, entry.position, _id_key(entry.id), entry.book_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,11 +36,14 @@ def select_classic(
     matchers = DEFAULT_CACHE if cache is None else cache  # an empty cache is falsy
     seen: set[str] = set()
     books: list[CompiledBook] = []
+    characters: list[str | None] = []  # this turn's labels (a compiled book is shared)
     for book in turn.books:  # a book reached twice is used once (DESIGN §2 rule 2)
         if book.id not in seen:
             seen.add(book.id)
             books.append(matchers.get(book))
+            characters.append(book.character)
     run = _Run(turn, books, state or ChatState())
+    run.characters = characters
     run.run_passes()
     run.min_activations()
     return run.finish()
@@ -65,9 +68,25 @@ class _Run:
         self.active: dict[Ref, Matched] = {}
         self.failed: set[Ref] = set()  # lost the probability draw: not retried this turn
         self.fates: dict[Ref, Outcome] = {}
+        self.skipped = self._skipped(turn.skip)
         self.group_losers: set[Ref] = set()
         self.active_groups: dict[str, str] = {}
         self.passes = 0
+        self.characters: list[str | None] = [b.book.character for b in books]
+
+    def _skipped(self, skip: frozenset[tuple[str, str]]) -> set[Ref]:
+        """The refs of ``turn.skip``, marked in the trace as in the prompt already."""
+        refs: set[Ref] = set()
+        if not skip:
+            return refs
+        for b, book in enumerate(self.books):
+            for i, spec in enumerate(book.specs):
+                if (book.book.id, spec.entry.id) in skip:
+                    refs.add((b, i))
+                    self.fates[(b, i)] = Outcome(
+                        "elsewhere", "already in this turn's prompt (world lore)"
+                    )
+        return refs
 
     # -- passes -----------------------------------------------------------------------------
 
@@ -119,7 +138,7 @@ class _Run:
         """Evaluate candidates, then inclusion groups and probability; the new activations."""
         matched: list[Matched] = []
         for ref in candidates:
-            if ref in self.active or ref in self.failed:
+            if ref in self.active or ref in self.failed or ref in self.skipped:
                 continue
             b, i = ref
             spec = self.books[b].specs[i]
@@ -220,8 +239,7 @@ class _Run:
         budget = self.turn.resolved_budget()
         kept, dropped, used = apply_budget(costed, budget)
         activations = tuple(
-            activation(c, self.active[c.ref].outcome, self.books[c.ref[0]].book.character)
-            for c in kept
+            activation(c, self.active[c.ref].outcome, self.characters[c.ref[0]]) for c in kept
         )
         costs = {c.ref: c.tokens for c in costed}
         return ClassicResult(

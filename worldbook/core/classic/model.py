@@ -139,6 +139,9 @@ class ClassicTurn:
     (0 = first message, k = alternate greeting k) for ``@@is_greeting``; None = unknown.
     ``budget`` None = the highest ``token_budget`` of the books (DESIGN §3). ``seed`` varies
     every draw (probability, inclusion groups); the same inputs give the same draws anywhere.
+    ``skip`` names (book id, entry id) pairs already in the prompt by another path (a hybrid
+    book's entry the world selection sent in full): never activated, never charged, fate
+    ``elsewhere``.
     """
 
     books: tuple[ClassicBook, ...]
@@ -150,6 +153,7 @@ class ClassicTurn:
     greeting_index: int | None = None
     budget: int | None = None
     seed: int | str = 0
+    skip: frozenset[tuple[str, str]] = frozenset()
 
     def resolved_budget(self) -> int:
         if self.budget is not None:

@@ -29,6 +29,7 @@ Fate = Literal[
     "secondary",  # primary matched, secondary logic / @@additional_keys / @@exclude_keys failed
     "decorator",  # @@dont_activate, @@activate_only_after/every, @@is_greeting, …
     "empty",  # activated but nothing to render
+    "elsewhere",  # already in the prompt by another path (ClassicTurn.skip)
 ]
 HitSource = Literal["message", "content"]
 

@@ -4,7 +4,7 @@
 written only for books whose ``book_usage`` row exists, and ``purge_book`` deletes them.
 
 Revision ID: 0006
-Revises: 0002 (rechain onto the newest of 0003–0005 when those branches merge)
+Revises: 0003 (the living-world revision 0004 will be chained before it at merge)
 Create Date: 2026-12-03
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,189 @@
+"""Turn stored books into the classic engine's :class:`ClassicBook` (issue 11 items 2–4).
+
+Classic books take part with every entry; a hybrid book (a world book whose entries with keys
+also activate by keyword) with its keyed, non-canon entries only, never as constants — its
+canon is already in the prompt and its other entries reach the model by name and meaning.
+
+Built books are cached by (book id, version, tokenizer): any edit bumps the version, so a cached
+book is never stale, also across processes. The compiled matcher is cached by the engine's
+:class:`~worldbook.core.classic.ClassicMatcherCache` on the same version.
+
+Settings and entry fields (docs/decisions-pending/classic2.md):
+- book settings by the engine's names (:data:`worldbook.core.limits.BOOK_SETTINGS`), the old
+  ``recursive`` read when ``recursive_scanning`` is absent;
+- SillyTavern's extras the engine reads are not columns: they live in the entry's
+  ``extensions`` under SillyTavern's names (what the importers keep and the exporters write);
+  a value of the wrong type is ignored, never an error (they are the file's data);
+- CCv3 ``use_regex: false`` (kept by the card importer) makes keys plain text; ``true`` is
+  what SillyTavern writes for every card, so it means nothing and the shape rule applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicSettings
+from worldbook.core.lru import LRU
+from worldbook.core.records import BookRecord, EntryRecord
+from worldbook.core.types import BookMode
+
+_Key = tuple[str, int, str]
+
+
+class EntryLister(Protocol):
+    def list_entries(self, book_id: str) -> Sequence[EntryRecord]: ...
+
+
+def _bool(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+def classic_settings(settings: Mapping[str, Any]) -> ClassicSettings:
+    """The engine's settings from a book's ``settings`` (missing or malformed: the default;
+    the store validated what the API and importers wrote)."""
+    base = ClassicSettings()
+    recursive = _bool(settings.get("recursive_scanning"))
+    if recursive is None:
+        recursive = _bool(settings.get("recursive"))
+
+    def number(name: str, default: int) -> int:
+        found = _int(settings.get(name))
+        return default if found is None else found
+
+    def flag(name: str, default: bool) -> bool:
+        found = _bool(settings.get(name))
+        return default if found is None else found
+
+    return ClassicSettings(
+        scan_depth=number("scan_depth", base.scan_depth),
+        token_budget=number("token_budget", base.token_budget),
+        recursive_scanning=base.recursive_scanning if recursive is None else recursive,
+        case_sensitive=flag("case_sensitive", base.case_sensitive),
+        whole_words=flag("whole_words", base.whole_words),
+        group_scoring=flag("group_scoring", base.group_scoring),
+        min_activations=number("min_activations", base.min_activations),
+        min_activations_depth_max=number(
+            "min_activations_depth_max", base.min_activations_depth_max
+        ),
+    )
+
+
+def _timed(ext: Mapping[str, Any], name: str) -> int | None:
+    found = _int(ext.get(name))
+    return found if found is not None and found > 0 else None
+
+
+def _delay_until_recursion(value: object) -> int:
+    """SillyTavern: false/0 off, true = level 1, a number = that level."""
+    if value is True:
+        return 1
+    found = _int(value)
+    return found if found is not None and found > 0 else 0
+
+
+def _use_regex(ext: Mapping[str, Any]) -> bool | None:
+    card = ext.get("card")
+    if isinstance(card, dict) and card.get("use_regex") is False:
+        return False
+    return None
+
+
+def st_extras(ext: Mapping[str, Any]) -> dict[str, Any]:
+    """The ClassicEntry fields kept in ``extensions`` under SillyTavern's names."""
+    group = ext.get("group")
+    weight = _int(ext.get("groupWeight"))
+    return {
+        "exclude_recursion": ext.get("excludeRecursion") is True,
+        "prevent_recursion": ext.get("preventRecursion") is True,
+        "delay_until_recursion": _delay_until_recursion(ext.get("delayUntilRecursion")),
+        "group": group if isinstance(group, str) else "",
+        "group_override": ext.get("groupOverride") is True,
+        "group_weight": weight if weight is not None and weight >= 0 else 100,
+        "group_scoring": _bool(ext.get("useGroupScoring")),
+        "sticky": _timed(ext, "sticky"),
+        "cooldown": _timed(ext, "cooldown"),
+        "delay": _timed(ext, "delay"),
+        "use_regex": _use_regex(ext),
+    }
+
+
+def classic_entry(record: EntryRecord, tokens: int | None, *, hybrid: bool) -> ClassicEntry:
+    """One engine entry from a stored entry (``tokens``: of the rendered lore, or None)."""
+    return ClassicEntry(
+        id=record.id,
+        book_id=record.book_id,
+        title=record.title,
+        content=record.lore,
+        position=record.position,
+        keys=record.keys,
+        secondary_keys=record.secondary_keys,
+        selective=record.selective,
+        selective_logic=record.selective_logic,
+        constant=record.constant and not hybrid,
+        enabled=record.enabled,
+        order=record.order,
+        priority=record.priority,
+        role=record.role,
+        whole_words=record.whole_words,
+        case_sensitive=record.case_sensitive,
+        probability=record.probability,
+        scan_depth=record.scan_depth,
+        decorators=record.decorators,
+        tokens=tokens,
+        revision=record.updated_at.isoformat(),
+        **st_extras(record.extensions),
+    )
+
+
+def takes_part(record: EntryRecord, mode: BookMode) -> bool:
+    """Which entries a book brings to the classic pool (see the module doc)."""
+    if mode is BookMode.HYBRID:
+        return bool(record.keys) and not record.canon
+    return True
+
+
+CountMany = Callable[[Sequence[str]], list[int]]
+
+
+class ClassicBookCache:
+    """Bounded LRU of built :class:`ClassicBook` values (thread-safe)."""
+
+    def __init__(self, store: EntryLister, *, max_books: int = 256) -> None:
+        self._store = store
+        self._cache: LRU[_Key, ClassicBook] = LRU(max_books)
+
+    def get(self, book: BookRecord, *, tokenizer_id: str, count_many: CountMany) -> ClassicBook:
+        key = (book.id, book.version, tokenizer_id)
+        found = self._cache.get(key)
+        if found is not None:
+            return found
+        built = self._build(book, tokenizer_id, count_many)
+        self._cache.put(key, built)
+        self._cache.discard_where(lambda k: k[0] == book.id and k[1] != book.version)
+        return built
+
+    def _build(self, book: BookRecord, tokenizer_id: str, count_many: CountMany) -> ClassicBook:
+        hybrid = book.mode is BookMode.HYBRID
+        records = [r for r in self._store.list_entries(book.id) if takes_part(r, book.mode)]
+        # Lore opening with decorator lines is counted by the engine after it strips them.
+        texts = [r.lore.strip() for r in records]
+        counts = count_many(texts)
+        entries = tuple(
+            classic_entry(r, None if r.lore.startswith("@@") else n, hybrid=hybrid)
+            for r, n in zip(records, counts, strict=True)
+        )
+        return ClassicBook(
+            id=book.id,
+            title=book.title,
+            entries=entries,
+            settings=classic_settings(book.settings),
+            # The compiled matcher keeps the entries, token counts included: one per tokenizer.
+            cache_key=f"{book.version}:{book.mode.value}:{tokenizer_id}",
+        )
