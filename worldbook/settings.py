@@ -106,6 +106,46 @@ class WorldbookSettings(BaseSettings):
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
 
+    # --- retrieval in real conversations (issue 16; docs/decisions-pending/retrieval.md) ---
+    language_correction: bool = Field(
+        default=True,
+        description="Remove the language component from query and entry vectors for models "
+        "that ship a language basis (e5-small): a question in one language finds lore written "
+        "in another. Stored vectors stay raw.",
+    )
+    language_centring_shrink: float = Field(
+        default=20.0,
+        ge=0,
+        description="Per-language centring of a book's rows moves a language with n entries by "
+        "n / (n + this) of its offset (a language with a handful of entries barely moves).",
+    )
+    query_recency_decay: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Weight of a message one step older in the conversation query "
+        "(decay ** age): follow-ups keep the topic of the messages before them.",
+    )
+    full_score_share: float = Field(
+        default=0.65,
+        ge=0,
+        le=1,
+        description="An entry found by meaning goes in full only if its score is at least this "
+        "share of the turn's best meaning score; weaker ones become world-index lines.",
+    )
+    index_reserve_share: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of the per-turn budget entries not named explicitly leave to the "
+        "world-index lines of the ranks below them.",
+    )
+    index_gist_tokens_max: int = Field(
+        default=24,
+        ge=0,
+        description="Tokens of the one-sentence gist on a world-index line (cut with an ellipsis).",
+    )
+
     # --- service -------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -149,4 +189,7 @@ class WorldbookSettings(BaseSettings):
             mostly_indexed_share=self.mostly_indexed_share,
             canon_heavy_share=self.canon_heavy_share,
             named_cut_min_tokens=self.named_cut_min_tokens,
+            full_score_share=self.full_score_share,
+            index_reserve_share=self.index_reserve_share,
+            index_gist_tokens_max=self.index_gist_tokens_max,
         )

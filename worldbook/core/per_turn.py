@@ -64,6 +64,7 @@ class _Budget:
         draft: SelectionDraft,
     ) -> None:
         self.remaining = remaining
+        self.budget = remaining
         self.rules = rules
         self.tokenizer = tokenizer
         self.cache = cache
@@ -78,25 +79,42 @@ NotFull = list[tuple[int, Candidate, str]]
 
 
 def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEntry], NotFull]:
-    """The full slots: ranked candidates in order while they fit (named ones cut to fit)."""
+    """The full slots: ranked candidates in order while they fit (named ones cut to fit).
+
+    How the budget is shared with the world index (issue 16 item 4): an entry ranked by
+    meaning goes in full only if its score is at least ``full_score_share`` of the turn's best
+    meaning score (a weak match is listed, not injected), and entries not named explicitly
+    leave ``index_reserve_share`` of the budget to the index lines of the ranks below them."""
     rules, draft = step.rules, step.draft
     per_turn: list[InjectedEntry] = []
     not_full: NotFull = []
     # Full entries come from the slots the ranking shows at all (full + index topics): an
     # entry ranked below every slot does not jump ahead of the index because it is short.
     window = rules.full_entries_max + rules.index_topics_max
+    best = max((c.score for c in ranked[:window] if c.score is not None), default=None)
+    reserve = int(rules.index_reserve_share * step.budget)
     for rank, cand in enumerate(ranked):
         if len(per_turn) >= rules.full_entries_max or rank >= window:
             not_full.append((rank, cand, f"{rules.full_entries_max} full-entry slots taken"))
             continue
+        weak = _weak_match(cand, best, rules.full_score_share)
+        if weak:
+            not_full.append((rank, cand, weak))
+            continue
         cut = step.cut(cand, rules.full_entry_tokens_max)
         left = step.remaining
+        kept = ""
+        if reserve and not _named(cand) and rank + 1 < len(ranked):
+            # The index keeps its share while there are ranks below to list; a named entry
+            # may use it (DESIGN §2 rule 5: never pushed out by entries ranked below it).
+            left -= reserve
+            kept = f" after the {reserve} kept for the world index"
         if cut.tokens > left and _named(cand) and left >= rules.named_cut_min_tokens:
             # DESIGN §2 rule 5, last point: an entry named explicitly is cut to what is left
             # rather than pushed to the index by entries ranked below it.
             cut = step.cut(cand, left)
         if cut.tokens > left:
-            not_full.append((rank, cand, f"{cut.tokens} tokens in full, {left} left"))
+            not_full.append((rank, cand, f"{cut.tokens} tokens in full, {max(0, left)} left{kept}"))
             continue
         step.remaining -= cut.tokens
         entry = cand.entry
@@ -139,6 +157,16 @@ def _fill_index(not_full: NotFull, step: _Budget, listed: set[tuple[str, str]]) 
         step.remaining -= added
         if added:
             listed.add((cand.book.id, entry.id))
+
+
+def _weak_match(cand: Candidate, best: float | None, share: float) -> str:
+    """Why a meaning-ranked candidate is too weak for a full slot ("" when it is not): its
+    score is below ``share`` of the best meaning score of the turn."""
+    if cand.via is not Via.SEMANTIC or cand.score is None or best is None or best <= 0:
+        return ""
+    if cand.score >= share * best:
+        return ""
+    return f"meaning score {cand.score:.3f} under {share:.0%} of the best ({best:.3f})"
 
 
 def _named(cand: Candidate) -> bool:

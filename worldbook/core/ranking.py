@@ -36,6 +36,7 @@ class Candidate:
     entry: LoreEntry
     via: Via
     why: str
+    score: float | None = None  # the meaning score, for candidates ranked by meaning
 
 
 @dataclass(slots=True)
@@ -161,6 +162,7 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
 
     user_hits: Hits = []
     reply_hits: Hits = []
+    scores = _meaning_scores(turn)
     for lb in large:
         matcher = cache.get(lb.book)
         named: set[str] = set()
@@ -175,10 +177,19 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
                 if entry is not None and entry.id not in named:
                     named.add(entry.id)
                     why = f"literal: named as '{m.alias}' {where}"
-                    cand = Candidate(lb.book, entry, Via.LITERAL, why)
+                    score = scores.get((lb.book.id, entry.id)) if entry.indexed else None
+                    cand = Candidate(lb.book, entry, Via.LITERAL, why, score)
                     hits.append(((0.0, lb.position, m.position, entry.id), cand))
         lb.matched = bool(named)
     return user_hits, reply_hits
+
+
+def _meaning_scores(turn: Turn) -> dict[tuple[str, str], float]:
+    """The meaning score of every entry among the turn's semantic hits (first hit wins)."""
+    scores: dict[tuple[str, str], float] = {}
+    for hit in turn.semantic_hits:
+        scores.setdefault((hit.book_id, hit.entry_id), hit.score)
+    return scores
 
 
 def _take_literals(
@@ -272,7 +283,7 @@ def _semantic(
         hits.append(
             (
                 (-hit.score, lb.position, position, entry.id),
-                Candidate(lb.book, entry, Via.SEMANTIC, why),
+                Candidate(lb.book, entry, Via.SEMANTIC, why, hit.score),
             )
         )
     hits.sort(key=lambda h: h[0])
