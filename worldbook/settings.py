@@ -133,12 +133,11 @@ class WorldbookSettings(BaseSettings):
         description="An entry found by meaning goes in full only if its score is at least this "
         "share of the turn's best meaning score; weaker ones become world-index lines.",
     )
-    index_reserve_share: float = Field(
-        default=0.0,
+    index_reserve_lines: int = Field(
+        default=1,
         ge=0,
-        le=1,
-        description="Share of the per-turn budget entries not named explicitly leave to the "
-        "world-index lines of the ranks below them.",
+        description="An entry found by meaning goes in full only if the world-index lines of "
+        "this many ranks below it still fit the per-turn budget after it.",
     )
     index_gist_tokens_max: int = Field(
         default=24,
@@ -190,6 +189,6 @@ class WorldbookSettings(BaseSettings):
             canon_heavy_share=self.canon_heavy_share,
             named_cut_min_tokens=self.named_cut_min_tokens,
             full_score_share=self.full_score_share,
-            index_reserve_share=self.index_reserve_share,
+            index_reserve_lines=self.index_reserve_lines,
             index_gist_tokens_max=self.index_gist_tokens_max,
         )

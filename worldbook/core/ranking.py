@@ -1,12 +1,14 @@
 """Ranking the candidates of the large books of a turn (DESIGN §2 rules 5–6).
 
-Order: literal hits (user message first, then the character's replies; capped), then semantic
-hits by score, then — for books in fallback — plain list order. Ties are broken by book order,
-then list position, then id, so the same turn always ranks the same way (rule 10).
+Order: literal hits (user message first, then the character's replies; capped; each group by
+relevance: meaning score, then the newer message), then semantic hits by score, then — for
+books in fallback — plain list order. Ties are broken by book order, then list position, then
+id, so the same turn always ranks the same way (rule 10).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +28,9 @@ Record = Callable[[str, str, str, Decision, str], None]
 """``record(entry_id, book_id, title, decision, reason)`` — adds or replaces a trace record."""
 
 _SortKey = tuple[float, int, int, str]
+_LiteralKey = tuple[float, int, int, int, str]
+"""(minus the meaning score, or +inf without one; source: 0 = the user message, then replies
+newest first; book order; list position; id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +148,15 @@ class _Ranked:
         self.taken.add((cand.book.id, cand.entry.id))
 
 
-Hits = list[tuple[_SortKey, Candidate]]
+Hits = list[tuple[_LiteralKey, Candidate]]
 
 
 def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tuple[Hits, Hits]:
     """Entries named in the last user message, and (not already named there) in the book's
-    character's last two replies; each book's ``matched`` flag is set."""
+    character's last two replies; each book's ``matched`` flag is set.
+
+    Each hit carries its relevance (issue 16 item 5): the entry's meaning score for the
+    conversation when it is among the semantic hits, then how recent the naming message is."""
     messages = turn.messages
     user_idx = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None
@@ -170,7 +178,7 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
         for i in _replies(messages, lb.book.character):
             who = messages[i].name or lb.book.character or "the character"
             sources.append((i, f"in {who}'s reply"))
-        for i, where in sources:
+        for source, (i, where) in enumerate(sources):
             hits = user_hits if i == user_idx else reply_hits
             for m in matcher.find(norm(i), prepared=True):
                 entry = lb.entry_at(m.position, m.entry_id)
@@ -179,7 +187,9 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
                     why = f"literal: named as '{m.alias}' {where}"
                     score = scores.get((lb.book.id, entry.id)) if entry.indexed else None
                     cand = Candidate(lb.book, entry, Via.LITERAL, why, score)
-                    hits.append(((0.0, lb.position, m.position, entry.id), cand))
+                    relevance = -score if score is not None else math.inf
+                    key = (relevance, source, lb.position, m.position, entry.id)
+                    hits.append((key, cand))
         lb.matched = bool(named)
     return user_hits, reply_hits
 
@@ -196,7 +206,9 @@ def _take_literals(
     user_hits: Hits, reply_hits: Hits, rules: SelectionRules, ranked: _Ranked, record: Record
 ) -> None:
     """DESIGN §2 rule 5 caps: at most ``literal_max``, of them at most
-    ``literal_from_replies_max`` from replies; the user's message first."""
+    ``literal_from_replies_max`` from replies; the user's message first. Within each group the
+    names the conversation is most about come first (meaning score, then the newer message),
+    not the first in book order."""
 
     def over_cap(cand: Candidate) -> None:
         e = cand.entry

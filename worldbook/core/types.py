@@ -51,7 +51,7 @@ class SelectionRules:
     named_cut_min_tokens: int = 150  # a named entry is cut to what is left if at least this
     # --- issue 16: how full entries and the world index share the per-turn budget ---
     full_score_share: float = 0.65  # a meaning-ranked entry goes in full only at >= this x best
-    index_reserve_share: float = 0.0  # of the per-turn budget, kept for world-index lines
+    index_reserve_lines: int = 1  # an unnamed entry in full leaves room for this many lines
 
 
 class IndexStatus(StrEnum):
