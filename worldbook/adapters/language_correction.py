@@ -30,6 +30,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +48,7 @@ def model_family(model_id: str) -> str:
     return model_id.split("@", 1)[0]
 
 
-def _normalised(matrix: npt.NDArray[np.float32]) -> Vectors:
+def _normalised(matrix: npt.NDArray[np.floating[Any]]) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.asarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
 
