@@ -139,6 +139,12 @@ class WorldbookSettings(BaseSettings):
         description="An entry found by meaning goes in full only if the world-index lines of "
         "this many ranks below it still fit the per-turn budget after it.",
     )
+    literal_stem_languages: tuple[str, ...] = Field(
+        default=(),
+        description="Snowball stemmers (e.g. russian, german) of the optional inflected-name "
+        "tier: 'в Зарянске' names the entry 'Зарянск'. Off by default: measured, it did not "
+        "pay on the hard sets (docs/decisions-pending/retrieval.md).",
+    )
     index_gist_tokens_max: int = Field(
         default=24,
         ge=0,
@@ -191,4 +197,5 @@ class WorldbookSettings(BaseSettings):
             full_score_share=self.full_score_share,
             index_reserve_lines=self.index_reserve_lines,
             index_gist_tokens_max=self.index_gist_tokens_max,
+            literal_stem_languages=self.literal_stem_languages,
         )

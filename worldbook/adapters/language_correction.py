@@ -106,15 +106,13 @@ class LanguageCorrection:
             )
         if projected.shape[0] == 0:
             return projected
-        tags = np.asarray(languages, dtype=object)
-        overall = projected.astype(np.float64).mean(axis=0)
-        out = projected.astype(np.float64)
-        for label in sorted(set(languages)):
-            members = tags == label
-            n = int(members.sum())
-            offset = projected[members].astype(np.float64).mean(axis=0) - overall
-            out[members] -= (n / (n + self.shrink)) * offset
-        return np.ascontiguousarray(out, dtype=np.float32)
+        labels, inverse = np.unique(np.asarray(languages, dtype=str), return_inverse=True)
+        members = (inverse[None, :] == np.arange(len(labels))[:, None]).astype(np.float32)
+        counts = members.sum(axis=1, keepdims=True)
+        means = (members @ projected) / counts  # one row per language
+        weights = counts / (counts + np.float32(self.shrink))
+        offsets = weights * (means - projected.mean(axis=0, keepdims=True))
+        return np.ascontiguousarray(projected - offsets[inverse], dtype=np.float32)
 
 
 def basis_path(model_id: str) -> Path:

@@ -136,6 +136,10 @@ BEFORE_ISSUE_16: dict[str, Any] = {
 """The engine's settings before issue 16 (literal hits were then ordered by book order; that
 rule change has no setting)."""
 
+STEMMERS = ("russian", "german", "french", "spanish", "italian", "portuguese")
+"""The Snowball stemmers of the inflected-name tier as measured (the hard sets' inflected
+languages and their neighbours)."""
+
 ABLATIONS: tuple[Variant, ...] = (
     ("before issue 16", BEFORE_ISSUE_16),
     ("without the language correction", {"language_correction": False}),
@@ -143,8 +147,10 @@ ABLATIONS: tuple[Variant, ...] = (
     ("without the full-score share", {"full_score_share": 0.0}),
     ("without the index reserve", {"index_reserve_lines": 0}),
     ("40-token gists", {"index_gist_tokens_max": 40}),
+    ("with the inflected-name tier", {"literal_stem_languages": STEMMERS}),
 )
-"""Each issue-16 mechanism taken out of the defaults, one at a time (what each one bought)."""
+"""Each issue-16 mechanism taken out of the defaults, one at a time (what each one bought), and
+the optional inflected-name tier put in."""
 
 RowTransform = Callable[[Vectors, list[str]], Vectors]
 """``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory

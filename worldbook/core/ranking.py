@@ -9,10 +9,12 @@ id, so the same turn always ranks the same way (rule 10).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from worldbook.core.matching import MatcherCache, match_form
+from worldbook.core.stemming import stem_index
 from worldbook.core.types import (
     Decision,
     LoreBook,
@@ -127,7 +129,7 @@ def rank_candidates(
 ) -> list[Candidate]:
     """Every candidate of the large books, best first; records why capped ones were dropped."""
     ranked = _Ranked()
-    user_hits, reply_hits = _literal_hits(turn, large, cache)
+    user_hits, reply_hits = _literal_hits(turn, large, rules, cache)
     _take_literals(user_hits, reply_hits, rules, ranked, record)
     for cand in _semantic(turn, large, cache, record):
         if (cand.book.id, cand.entry.id) not in ranked.taken:
@@ -151,7 +153,9 @@ class _Ranked:
 Hits = list[tuple[_LiteralKey, Candidate]]
 
 
-def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tuple[Hits, Hits]:
+def _literal_hits(
+    turn: Turn, large: list[LargeBook], rules: SelectionRules, cache: MatcherCache
+) -> tuple[Hits, Hits]:
     """Entries named in the last user message, and (not already named there) in the book's
     character's last two replies; each book's ``matched`` flag is set.
 
@@ -172,7 +176,6 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
     reply_hits: Hits = []
     scores = _meaning_scores(turn)
     for lb in large:
-        matcher = cache.get(lb.book)
         named: set[str] = set()
         sources = [(user_idx, "in the last user message")] if user_idx is not None else []
         for i in _replies(messages, lb.book.character):
@@ -180,18 +183,35 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
             sources.append((i, f"in {who}'s reply"))
         for source, (i, where) in enumerate(sources):
             hits = user_hits if i == user_idx else reply_hits
-            for m in matcher.find(norm(i), prepared=True):
-                entry = lb.entry_at(m.position, m.entry_id)
+            for position, entry_id, naming in _names(
+                lb, norm(i), messages[i].content, rules, cache
+            ):
+                entry = lb.entry_at(position, entry_id)
                 if entry is not None and entry.id not in named:
                     named.add(entry.id)
-                    why = f"literal: named as '{m.alias}' {where}"
+                    why = f"literal: named as {naming} {where}"
                     score = scores.get((lb.book.id, entry.id)) if entry.indexed else None
                     cand = Candidate(lb.book, entry, Via.LITERAL, why, score)
                     relevance = -score if score is not None else math.inf
-                    key = (relevance, source, lb.position, m.position, entry.id)
+                    key = (relevance, source, lb.position, position, entry.id)
                     hits.append((key, cand))
         lb.matched = bool(named)
     return user_hits, reply_hits
+
+
+def _names(
+    lb: LargeBook, prepared: str, text: str, rules: SelectionRules, cache: MatcherCache
+) -> Iterator[tuple[int, str, str]]:
+    """(list position, entry id, how it was named) for every name in a message: exact
+    title/alias hits, then — when stemmers are configured — inflected forms
+    (:mod:`worldbook.core.stemming`)."""
+    for m in cache.get(lb.book).find(prepared, prepared=True):
+        yield m.position, m.entry_id, f"'{m.alias}'"
+    for language in rules.literal_stem_languages:
+        build = partial(stem_index, lb.book, language)
+        index = cache.derived(lb.book, ("stems", language), build)
+        for h in index.find(text):
+            yield h.position, h.entry_id, f"'{h.alias}' (inflected: '{h.form}')"
 
 
 def _meaning_scores(turn: Turn) -> dict[tuple[str, str], float]:
