@@ -139,6 +139,11 @@ class WorldbookSettings(BaseSettings):
         description="An entry found by meaning goes in full only if the world-index lines of "
         "this many ranks below it still fit the per-turn budget after it.",
     )
+    index_title_fallback: bool = Field(
+        default=True,
+        description="A world-index line whose gist does not fit the per-turn budget is listed "
+        "by its title alone when that fits (the lookup tool can still fetch the entry).",
+    )
     literal_stem_languages: tuple[str, ...] = Field(
         default=(),
         description="Snowball stemmers (e.g. russian, german) of the optional inflected-name "
@@ -197,5 +202,6 @@ class WorldbookSettings(BaseSettings):
             full_score_share=self.full_score_share,
             index_reserve_lines=self.index_reserve_lines,
             index_gist_tokens_max=self.index_gist_tokens_max,
+            index_title_fallback=self.index_title_fallback,
             literal_stem_languages=self.literal_stem_languages,
         )

@@ -63,7 +63,7 @@ def test_targets_met_and_missed() -> None:
     assert met == {
         "hard set demo: gold in full": True,
         "hard set demo: gold in full or index": True,
-        "hard set demo: gold in full, worst language": True,
+        "hard set demo: gold in full, worst language (en, 2 gold)": True,
         "hard set demo: confusers in full": True,
     }
     missed = hard_set_targets(_result(_shares(0.7, 0.9, 0.3)))

@@ -31,6 +31,7 @@ def test_the_defaults_are_the_measured_ones() -> None:
     assert RULES.full_score_share == 0.65
     assert RULES.index_reserve_lines == 1
     assert RULES.index_gist_tokens_max == 24
+    assert RULES.index_title_fallback is True
 
 
 def test_a_weak_meaning_match_goes_to_the_index_instead_of_a_full_slot() -> None:
@@ -122,3 +123,25 @@ def test_index_gists_are_cut_to_the_gist_cap() -> None:
     assert line.line.endswith("…")
     gist = line.line.split(" — ", 1)[1]
     assert TOKENIZER.count(gist.rstrip("…")) <= RULES.index_gist_tokens_max
+
+
+def _nearly_spent() -> Turn:
+    # Five 99-token entries leave 5 of the 500 per-turn tokens: too few for "Topic big-5 —
+    # About it." (8 tokens), enough for the title "Topic big-5" (4).
+    canon = entry("c", tokens=300, canon=True)
+    big = book("big", [canon, *large_book(n=60, tokens=99).entries])
+    hits = tuple(SemanticHit("big", f"big-{i}", 1.0 - i / 100) for i in range(10))
+    return turn(big, hits=hits, window=8000)
+
+
+def test_a_line_whose_gist_does_not_fit_goes_as_its_title() -> None:
+    rules = replace(RULES, index_reserve_lines=0)
+    sel = run(_nearly_spent(), rules)
+    assert len(sel.injected) == 5
+    [line] = sel.index
+    assert (line.ref.entry_id, line.line, line.tokens) == ("big-5", "Topic big-5", 4)
+    assert "title only: its gist did not fit" in reason(sel, "big-5")[1]
+    assert sel.per_turn_tokens <= sel.per_turn_budget
+    off = run(_nearly_spent(), replace(rules, index_title_fallback=False))
+    assert off.index == ()
+    assert "over budget: index line 8 tokens, 5 left" in reason(off, "big-5")[1]

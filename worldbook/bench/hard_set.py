@@ -132,6 +132,7 @@ BEFORE_ISSUE_16: dict[str, Any] = {
     "full_score_share": 0.0,
     "index_reserve_lines": 0,
     "index_gist_tokens_max": 40,
+    "index_title_fallback": False,
 }
 """The engine's settings before issue 16 (literal hits were then ordered by book order; that
 rule change has no setting)."""
@@ -147,6 +148,7 @@ ABLATIONS: tuple[Variant, ...] = (
     ("without the full-score share", {"full_score_share": 0.0}),
     ("without the index reserve", {"index_reserve_lines": 0}),
     ("40-token gists", {"index_gist_tokens_max": 40}),
+    ("without title-only index lines", {"index_title_fallback": False}),
     ("with the inflected-name tier", {"literal_stem_languages": STEMMERS}),
 )
 """Each issue-16 mechanism taken out of the defaults, one at a time (what each one bought), and

@@ -67,7 +67,9 @@ def _mechanisms(result: dict[str, Any]) -> list[str]:
         head += [f"{name}: full", "full or index", "avoid full", "index/turn"]
     lines = [
         "",
-        "### What each mechanism buys (each one taken out of the defaults in turn)",
+        "### What each mechanism buys (each one taken out of the defaults in turn)"
+        if len(names) > 2
+        else "### Before and after issue 16",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -144,7 +146,8 @@ def hard_set_targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     for name, s in result["sets"].items():
         default, before, _ = _roles(s["methods"])
         m = s["methods"][default]
-        worst = min(v["gold_full"] for v in m["per_language"].values())
+        lang, row = min(m["per_language"].items(), key=lambda kv: (kv[1]["gold_full"], kv[0]))
+        worst = row["gold_full"]
         checks = [
             ("gold in full", m["gold_full"], ">= 0.80", m["gold_full"] >= 0.80),
             (
@@ -153,7 +156,12 @@ def hard_set_targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
                 ">= 0.92",
                 m["gold_full_or_index"] >= 0.92,
             ),
-            ("gold in full, worst language", worst, ">= 0.65", worst >= 0.65),
+            (
+                f"gold in full, worst language ({lang}, {row['gold']} gold)",
+                worst,
+                ">= 0.65",
+                worst >= 0.65,
+            ),
         ]
         if before:
             was = s["methods"][before]["avoid_full"]

@@ -227,8 +227,17 @@ def _add_line(
     cache: MatcherCache,
     draft: SelectionDraft,
 ) -> int:
-    """Add one world-index line if it fits; return the tokens it used (0 if it did not)."""
+    """Add one world-index line if it fits; return the tokens it used (0 if it did not).
+
+    A line whose gist does not fit is listed by its title alone when that fits (issue 16
+    item 4): the topic still reaches the model, and the lookup tool can fetch it."""
     line, cost = _line(book, entry, rules, tokenizer, draft.tokenizer_id, cache)
+    if cost > remaining and rules.index_title_fallback:
+        key = ("title", entry.id, draft.tokenizer_id)
+        title_cost = cache.derived(book, key, lambda: tokenizer.count(entry.title))
+        if title_cost <= remaining < cost:
+            line, cost = entry.title, title_cost
+            index_why += "; title only: its gist did not fit"
     if cost > remaining:
         draft.record(
             entry.id,

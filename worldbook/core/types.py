@@ -52,6 +52,7 @@ class SelectionRules:
     # --- issue 16: how full entries and the world index share the per-turn budget ---
     full_score_share: float = 0.65  # a meaning-ranked entry goes in full only at >= this x best
     index_reserve_lines: int = 1  # an unnamed entry in full leaves room for this many lines
+    index_title_fallback: bool = True  # a line whose gist does not fit goes as its title alone
     literal_stem_languages: tuple[str, ...] = ()  # Snowball stemmers of the inflected-name tier
 
 
