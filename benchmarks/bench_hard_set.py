@@ -1,13 +1,17 @@
 """The hard evaluation sets (issue 16 item 1) through the engine, with the peers beside it.
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
-        [--sets saltreach,unseen] [--embedder e5-small] [--no-peers] [--output FILE]
+        [--sets saltreach,unseen] [--embedder e5-small] [--no-peers] [--no-ablations]
+        [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh
 SQLite store, indexed with the embedder (vectors memoised in ``benchmarks/.cache``), and every
-turn runs through ``select_turn`` with an 8,192-token window. Prints the markdown tables and
-writes ``benchmarks/results/hard_set.json`` (machine, versions, date).
+turn runs through ``select_turn`` with an 8,192-token window, under the default settings, the
+settings before issue 16, and the defaults with each issue-16 mechanism taken out in turn
+(``worldbook.bench.hard_set.ABLATIONS``). Prints the markdown tables and writes
+``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
+detail ``hard_set.turns.json``.
 """
 
 from __future__ import annotations
@@ -19,14 +23,8 @@ from pathlib import Path
 from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.hard_set import RowTransform, run_hard_set
+from worldbook.bench.hard_set import ABLATIONS, run_hard_set
 from worldbook.bench.hard_set_report import hard_set_markdown
-from worldbook.bench.language_agnostic import (
-    LanguageSubspace,
-    QueryProjected,
-    centre_by_language,
-)
-from worldbook.bench.language_id import detect_language
 from worldbook.bench.report import _clean
 from worldbook.core.types import ModelProfile
 from worldbook.ports import Embedder
@@ -44,11 +42,10 @@ def main() -> None:
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
-        "--with-correction",
+        "--no-ablations",
         action="store_true",
-        help="also run worldbook with the language corrections (query projection, + centring)",
+        help="only the defaults and the engine before issue 16 (not each mechanism taken out)",
     )
-    parser.add_argument("--rank", type=int, default=12, help="language subspace rank")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -59,22 +56,7 @@ def main() -> None:
     if not args.no_peers:
         minilm = CachedEmbedder(load_embedder(MINILM, threads=args.threads), cache)
     embedders: list[tuple[str, Embedder]] = [(args.embedder, embedder)]
-    rows: dict[str, RowTransform] = {}
-    if args.with_correction:
-        # The corrections of benchmarks/bench_lareqa.py: the parallel corpus's language
-        # subspace removed from queries only; and (recommended) removed from queries and entry
-        # rows, both renormalised, rows then centred per detected language (shrunk for small
-        # groups). The "both" embedder also projects the vectors it stores; the index-build
-        # transform re-applies the (idempotent) projection, so the index rows equal raw stored
-        # vectors transformed at build time.
-        subspace = LanguageSubspace.from_corpus(embedder, rank=args.rank)
-        query_only = QueryProjected(embedder, subspace)
-        both = QueryProjected(embedder, subspace, rows=True)
-        embedders.append((f"{args.embedder}+proj(query only)", query_only))
-        embedders.append((f"{args.embedder}+proj both+centre", both))
-        rows[f"{args.embedder}+proj both+centre"] = lambda v, texts: centre_by_language(
-            subspace.remove_normalised(v), [detect_language(t) for t in texts]
-        )
+    variants = [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
     started = time.perf_counter()
     result = run_hard_set(
         settings,
@@ -83,7 +65,7 @@ def main() -> None:
         minilm=minilm,
         profile=ModelProfile(8192, "cl100k_base"),
         step=lambda s: print(f"[{time.perf_counter() - started:6.1f}s] {s}", flush=True),
-        row_transforms=rows,
+        variants=variants,
     )
     report = {
         "date": common.now_iso(),

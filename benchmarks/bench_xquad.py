@@ -44,6 +44,9 @@ from worldbook.bench.xquad import (
 from worldbook.core.query import DEFAULT_COMBINATION, Method, QueryCombination
 from worldbook.ports import Embedder, Vectors
 from worldbook.service.query_embeddings import QueryEmbeddings
+from worldbook.service.search_setup import search_setup
+from worldbook.settings import WorldbookSettings
+from worldbook.testing import InMemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
 XQUAD = ROOT / ".." / "shared" / "samples" / "xquad"
@@ -78,6 +81,8 @@ COMBINATIONS = (
     QueryCombination(Method.CENTRED_RECENCY_MAX, 0.45),
     QueryCombination(Method.CENTRED_RECENCY_MAX, 0.5),
     QueryCombination(Method.CENTRED_RECENCY_MAX, 0.55),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.7),
+    QueryCombination(Method.CENTRED_RECENCY_MAX, 0.8),
 )
 
 
@@ -117,12 +122,14 @@ def metrics(ranks: Sequence[int]) -> dict[str, float]:
 def engine_index(
     data: Data, cache: Embedder, embedder: Embedder, combination: QueryCombination
 ) -> tuple[FaissIndex, int]:
-    """FaissIndex over the pool's paragraphs as entries (chunked as the engine chunks them)."""
+    """FaissIndex over the pool's paragraphs as entries (chunked as the engine chunks them),
+    with the model's language correction when it ships one (as the service searches)."""
     return paragraph_index(
         [(i, data.book_of[i], data.paragraphs[i]) for i in data.pool],
         cache,
         max_units=embedder.max_passage_chars,
         combination=combination,
+        correction=search_setup(WorldbookSettings(), embedder.model_id, InMemoryStore()).correction,
     )
 
 

@@ -120,6 +120,56 @@ class WorldbookSettings(BaseSettings):
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
 
+    # --- retrieval in real conversations (issue 16; docs/decisions-pending/retrieval.md) ---
+    language_correction: bool = Field(
+        default=True,
+        description="Remove the language component from query and entry vectors for models "
+        "that ship a language basis (e5-small): a question in one language finds lore written "
+        "in another. Stored vectors stay raw.",
+    )
+    language_centring_shrink: float = Field(
+        default=20.0,
+        ge=0,
+        description="Per-language centring of a book's rows moves a language with n entries by "
+        "n / (n + this) of its offset (a language with a handful of entries barely moves).",
+    )
+    query_recency_decay: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Weight of a message one step older in the conversation query "
+        "(decay ** age): follow-ups keep the topic of the messages before them.",
+    )
+    full_score_share: float = Field(
+        default=0.65,
+        ge=0,
+        le=1,
+        description="An entry found by meaning goes in full only if its score is at least this "
+        "share of the turn's best meaning score; weaker ones become world-index lines.",
+    )
+    index_reserve_lines: int = Field(
+        default=1,
+        ge=0,
+        description="An entry found by meaning goes in full only if the world-index lines of "
+        "this many ranks below it still fit the per-turn budget after it.",
+    )
+    index_title_fallback: bool = Field(
+        default=True,
+        description="A world-index line whose gist does not fit the per-turn budget is listed "
+        "by its title alone when that fits (the lookup tool can still fetch the entry).",
+    )
+    literal_stem_languages: tuple[str, ...] = Field(
+        default=(),
+        description="Snowball stemmers (e.g. russian, german) of the optional inflected-name "
+        "tier: 'в Зарянске' names the entry 'Зарянск'. Off by default: measured, it did not "
+        "pay on the hard sets (docs/decisions-pending/retrieval.md).",
+    )
+    index_gist_tokens_max: int = Field(
+        default=24,
+        ge=0,
+        description="Tokens of the one-sentence gist on a world-index line (cut with an ellipsis).",
+    )
+
     # --- service -------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -201,4 +251,9 @@ class WorldbookSettings(BaseSettings):
             mostly_indexed_share=self.mostly_indexed_share,
             canon_heavy_share=self.canon_heavy_share,
             named_cut_min_tokens=self.named_cut_min_tokens,
+            full_score_share=self.full_score_share,
+            index_reserve_lines=self.index_reserve_lines,
+            index_gist_tokens_max=self.index_gist_tokens_max,
+            index_title_fallback=self.index_title_fallback,
+            literal_stem_languages=self.literal_stem_languages,
         )

@@ -57,11 +57,27 @@ def test_combinations_by_hand(combination: QueryCombination, expected: list[floa
     assert combined.tolist() == pytest.approx(expected, abs=1e-6)
 
 
-def test_old_strong_match_does_not_beat_the_newest_under_the_default() -> None:
-    # The oldest message matched row 0 strongly; the default must still rank the newest
-    # message's best row first.
-    combined = combine_scores(SCORES, DEFAULT_COMBINATION)
-    assert int(np.argmax(combined)) == 1
+def test_an_old_match_as_clear_as_the_newest_does_not_beat_it_under_the_default() -> None:
+    # The oldest message matched row 0 exactly as clearly as the newest matches row 1.
+    scores = np.array([[0.9, 0.1, 0.2], [0.1, 0.2, 0.3], [0.1, 0.9, 0.2]], dtype=np.float32)
+    assert int(np.argmax(combine_scores(scores, DEFAULT_COMBINATION))) == 1
+
+
+def test_the_default_keeps_a_described_topic_through_a_reply_and_a_bare_question() -> None:
+    # Issue 16 follow-ups: the topic is described two messages back ("the lighthouse on the
+    # black cliff"), the newest message only asks "And who keeps it?" (a faint peak on row 3).
+    scores = np.array(
+        [
+            [0.72, 0.86, 0.73, 0.71],  # the description: row 1 stands out
+            [0.78, 0.79, 0.78, 0.78],  # a reply about something else
+            [0.80, 0.80, 0.80, 0.83],  # the bare follow-up
+        ],
+        dtype=np.float32,
+    )
+    assert int(np.argmax(combine_scores(scores, DEFAULT_COMBINATION))) == 1
+    # The former default (0.45) lost the topic here.
+    old = QueryCombination(Method.CENTRED_RECENCY_MAX, 0.45)
+    assert int(np.argmax(combine_scores(scores, old))) == 3
 
 
 _MATRIX = arrays(
@@ -139,7 +155,7 @@ def test_centred_combination_follows_a_new_question_after_drift() -> None:
 
 def test_the_default_is_the_measured_centred_combination() -> None:
     assert QueryCombination() == DEFAULT_COMBINATION
-    assert DEFAULT_COMBINATION.label == "centred_recency_max(decay=0.45)"
+    assert DEFAULT_COMBINATION.label == "centred_recency_max(decay=0.8)"
 
 
 @settings(max_examples=100, deadline=None)

@@ -206,9 +206,41 @@ def test_literal_hits_from_user_message_and_last_two_replies_only() -> None:
     )
     sel = run(turn(big, messages=msgs, window=100000))
     literal = [e.ref.entry_id for e in sel.injected if e.via is Via.LITERAL]
-    assert literal == ["big-5", "big-3", "big-4"]
+    # The user's message first, then the replies, the newer reply first (issue 16 item 5).
+    assert literal == ["big-5", "big-4", "big-3"]
     assert "last user message" in trace_of(sel, "big-5")[1]
     assert "reply" in trace_of(sel, "big-3")[1]
+
+
+def test_names_over_the_reply_cap_keep_what_the_conversation_is_about() -> None:
+    # Issue 16 item 5: six names in one reply, four may go; the four with the best meaning
+    # scores are kept, not the first four in book order.
+    big = large_book(n=300, tokens=20)
+    reply = " ".join(f"Topic big-{i}," for i in range(1, 7))
+    scores = {1: 0.01, 2: 0.02, 3: 0.5, 4: 0.4, 5: 0.3, 6: 0.6}
+    hits = tuple(SemanticHit("big", f"big-{i}", s) for i, s in scores.items())
+    sel = run(turn(big, user="nothing named", replies=(reply,), hits=hits, window=100000))
+    literal = [e.ref.entry_id for e in sel.injected if e.via is Via.LITERAL]
+    assert literal == ["big-6", "big-3", "big-4", "big-5"]
+    for capped in ("big-1", "big-2"):  # capped as names; too weak by meaning for a full slot
+        assert trace_of(sel, capped)[0] is not Decision.INJECTED
+
+
+def test_names_in_the_user_message_rank_by_meaning_then_book_order() -> None:
+    big = large_book(n=300, tokens=20)
+    user = "Topic big-1, Topic big-2, Topic big-3"
+    hits = (SemanticHit("big", "big-3", 0.4), SemanticHit("big", "big-2", 0.2))
+    sel = run(turn(big, user=user, hits=hits, window=100000))
+    # scored names by score, the unscored one after them
+    assert ids(sel.injected)[:3] == ["big-3", "big-2", "big-1"]
+
+
+def test_a_name_scored_by_a_stale_vector_has_no_relevance() -> None:
+    stale = entry("stale", "Stale One", tokens=20, indexed=False)
+    big = book("big", [stale, *large_book(n=300, tokens=20).entries])
+    hits = (SemanticHit("big", "stale", 0.9), SemanticHit("big", "big-5", 0.1))
+    sel = run(turn(big, user="Stale One and Topic big-5", hits=hits, window=100000))
+    assert ids(sel.injected)[:2] == ["big-5", "stale"]
 
 
 def test_literal_caps_eight_total_four_from_replies_user_first() -> None:

@@ -11,12 +11,17 @@ entry's best score, and books are merged. Keeping every score makes the result e
 combination (a per-message top-k would miss an entry that is second-best for every message) and
 makes ties deterministic. Cached indexes are bounded by a number of books and by bytes, evicting
 the least recently used.
+
+With a :class:`~worldbook.adapters.language_correction.LanguageCorrection` (models that ship a
+language basis, issue 16 item 2) the query vectors are projected when a search starts and a
+book's rows are projected and centred per entry language when its index is built; the stored
+vectors stay raw, and a built index records the correction version it was built with.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +29,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.lru import LRU
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
@@ -36,6 +42,10 @@ BookVectors = tuple[list[str], Vectors]
 
 Loader = Callable[[str], BookVectors]
 
+LanguageSource = Callable[[str], Mapping[str, str]]
+"""``languages(book_id) -> {entry_id: language}``: the language of each entry's text (used to
+centre rows per language; an entry missing from the map counts as one unknown language)."""
+
 
 @dataclass(frozen=True, slots=True)
 class _BookIndex:
@@ -44,6 +54,7 @@ class _BookIndex:
     starts: npt.NDArray[np.int64]  # first row of each entry
     labels: npt.NDArray[np.int64]  # 0..rows-1, the "subset" that is every row
     nbytes: int
+    correction: str  # the version of the language correction applied to the rows ("" = none)
 
 
 class FaissIndex:
@@ -56,6 +67,8 @@ class FaissIndex:
         max_bytes: how many bytes of vectors stay cached; a book larger than this alone is
             searched but not kept.
         combination: how the per-message scores combine (default: the measured choice).
+        correction: the language correction of the active model (None: raw vectors).
+        languages: each entry's language, for the per-language centring of the correction.
     """
 
     def __init__(
@@ -65,6 +78,8 @@ class FaissIndex:
         max_books: int = 1000,
         max_bytes: int = 1 << 30,
         combination: QueryCombination = DEFAULT_COMBINATION,
+        correction: LanguageCorrection | None = None,
+        languages: LanguageSource | None = None,
     ) -> None:
         if max_books < 1:
             raise InvalidInput(f"max_books must be at least 1; got {max_books}.", field="max_books")
@@ -76,6 +91,8 @@ class FaissIndex:
         faiss.omp_set_num_threads(1)
         self._loader = loader
         self._combination = combination
+        self._correction = correction
+        self._languages = languages
         self._lock = threading.Lock()  # guards the generations
         self._cache: LRU[str, _BookIndex] = LRU(
             max_books, max_weight=max_bytes, weigh=lambda book: book.nbytes
@@ -110,6 +127,8 @@ class FaissIndex:
             found.append((position, book_id, book))
         if not found:
             return []
+        if self._correction is not None:
+            matrix = self._correction.queries(matrix)
         # One combination over the rows of every book searched: a centred combination measures
         # each score against the message's mean over all candidates, so books stay comparable.
         combined = combine_scores(
@@ -147,6 +166,11 @@ class FaissIndex:
     def cached_bytes(self) -> int:
         return self._cache.weight
 
+    @property
+    def correction_version(self) -> str:
+        """The language correction searches apply ("" when vectors are used raw)."""
+        return self._correction.version if self._correction is not None else ""
+
     # --- internals ----------------------------------------------------------------------
     def _book(self, book_id: str) -> _BookIndex | None:
         with self._lock:
@@ -183,6 +207,8 @@ class FaissIndex:
             return None
         order, entries, starts = group_rows(entry_ids)
         grouped = np.ascontiguousarray(matrix[order])
+        if self._correction is not None:
+            grouped = self._corrected_rows(book_id, grouped, [entry_ids[i] for i in order])
         try:
             index = faiss.IndexFlatIP(int(grouped.shape[1]))
             index.add(grouped)
@@ -192,7 +218,27 @@ class FaissIndex:
             ) from exc
         labels = np.arange(grouped.shape[0], dtype=np.int64)
         nbytes = int(grouped.nbytes + labels.nbytes + starts.nbytes)
-        return _BookIndex(index, tuple(entries), starts, labels, nbytes)
+        return _BookIndex(index, tuple(entries), starts, labels, nbytes, self.correction_version)
+
+    def _corrected_rows(self, book_id: str, rows: Vectors, row_entries: list[str]) -> Vectors:
+        """The book's rows under the language correction (projected, centred per language)."""
+        correction = self._correction
+        assert correction is not None
+        if rows.shape[1] != correction.dim:
+            raise IndexUnavailable(
+                f"book {book_id} has vectors of dimension {rows.shape[1]} but the language "
+                f"correction is for dimension {correction.dim}; re-index the book with the "
+                "active embedder (`worldbook index --rebuild`)."
+            )
+        try:
+            languages = self._languages(book_id) if self._languages is not None else {}
+        except WorldbookError:
+            raise
+        except Exception as exc:
+            raise IndexUnavailable(
+                f"could not read the entry languages of book {book_id}: {exc}. Check the database."
+            ) from exc
+        return correction.rows(rows, [languages.get(e, "") for e in row_entries])
 
 
 def _score_all_rows(book: _BookIndex, queries: Vectors) -> Vectors:

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from worldbook.bench.common import (
+    REPO,
     BenchConfig,
     CachedEmbedder,
     default_samples_dir,
@@ -112,7 +113,7 @@ def run_bench(
     from worldbook.adapters.embedders import load_embedder
     from worldbook.bench.report import write_results
 
-    steps = {"quality": 11, "latency": 9, "indexing": 4, "load": 4}
+    steps = {"quality": 12, "latency": 9, "indexing": 4, "load": 4}
     run: dict[str, Any] = {
         "date": now_iso(),
         "machine": machine(),
@@ -164,6 +165,8 @@ def _quality(
     from worldbook.bench.quality import load_turns, run_lore
     from worldbook.bench.xquad import load_xquad, run_xquad
     from worldbook.core.types import ModelProfile
+    from worldbook.service.search_setup import search_setup
+    from worldbook.testing import InMemoryStore
 
     files = _book_files(config)
     out: dict[str, Any] = {}
@@ -171,9 +174,13 @@ def _quality(
     default = (config.default_embedder, embedder(config.default_embedder, cached=True))
     others = [(s, embedder(s, cached=True)) for s in config.other_embedders]
     minilm = embedder(config.minilm, cached=True)
+    # The language correction the service applies to the default model (issue 16).
+    correction = search_setup(current, default[1].model_id, InMemoryStore()).correction
     if (xquad_dir / "xquad.en.json").is_file():
         data = load_xquad(xquad_dir, quick=config.quick)
-        out["xquad"] = run_xquad(data, default=default, others=others, minilm=minilm, step=step)
+        out["xquad"] = run_xquad(
+            data, default=default, others=others, minilm=minilm, step=step, correction=correction
+        )
     turns = load_turns(config.turns_file) if config.turns_file.is_file() else []
     step("lore turns: importing and indexing")
     out["lore"] = run_lore(
@@ -185,7 +192,38 @@ def _quality(
         profile=ModelProfile(config.input_window, config.tokenizer),
         step=step,
     )
+    out["hard_set"] = _hard_sets(config, current, default, minilm, step)
     return out
+
+
+def _hard_sets(
+    config: BenchConfig,
+    current: WorldbookSettings,
+    default: tuple[str, Embedder],
+    minilm: Embedder,
+    step: Callable[[str], None],
+) -> dict[str, Any] | None:
+    """The issue-16 hard sets (benchmarks/hard_set of the source checkout): worldbook as
+    configured and as before issue 16, the peers beside it."""
+    from worldbook.bench.hard_set import ABLATIONS, run_hard_set
+    from worldbook.core.types import ModelProfile
+
+    folders = [REPO / "benchmarks" / "hard_set" / name for name in ("saltreach", "unseen")]
+    if not all((f / "turns.json").is_file() for f in folders):
+        return None
+    step("hard sets: importing, indexing, every turn")
+    result = run_hard_set(
+        current,
+        folders=folders[:1] if config.quick else folders,
+        embedders=[(short_name(default[0]), default[1])],
+        minilm=minilm,
+        profile=ModelProfile(config.input_window, config.tokenizer),
+        step=lambda _: None,
+        variants=[("", {}), ABLATIONS[0]],
+    )
+    for hard in result["sets"].values():
+        hard.pop("_per_turn", None)  # per-turn detail: benchmarks/bench_hard_set.py
+    return result
 
 
 def _latency(

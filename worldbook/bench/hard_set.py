@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,37 @@ def _detail(selection: Selection, gold: Sequence[str]) -> TurnDetail:
     return TurnDetail(via, missed)
 
 
+Variant = tuple[str, Mapping[str, Any]]
+"""A named worldbook configuration: settings overrides (``""``: the settings as given)."""
+
+BEFORE_ISSUE_16: dict[str, Any] = {
+    "language_correction": False,
+    "query_recency_decay": 0.45,
+    "full_score_share": 0.0,
+    "index_reserve_lines": 0,
+    "index_gist_tokens_max": 40,
+    "index_title_fallback": False,
+}
+"""The engine's settings before issue 16 (literal hits were then ordered by book order; that
+rule change has no setting)."""
+
+STEMMERS = ("russian", "german", "french", "spanish", "italian", "portuguese")
+"""The Snowball stemmers of the inflected-name tier as measured (the hard sets' inflected
+languages and their neighbours)."""
+
+ABLATIONS: tuple[Variant, ...] = (
+    ("before issue 16", BEFORE_ISSUE_16),
+    ("without the language correction", {"language_correction": False}),
+    ("recency decay 0.45", {"query_recency_decay": 0.45}),
+    ("without the full-score share", {"full_score_share": 0.0}),
+    ("without the index reserve", {"index_reserve_lines": 0}),
+    ("40-token gists", {"index_gist_tokens_max": 40}),
+    ("without title-only index lines", {"index_title_fallback": False}),
+    ("with the inflected-name tier", {"literal_stem_languages": STEMMERS}),
+)
+"""Each issue-16 mechanism taken out of the defaults, one at a time (what each one bought), and
+the optional inflected-name tier put in."""
+
 RowTransform = Callable[[Vectors, list[str]], Vectors]
 """``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory
 index is built, with the title and lore of each row's entry (an experiment hook: the stored
@@ -145,10 +177,13 @@ def worldbook_run(
     hard: HardSet,
     profile: ModelProfile,
     rows: RowTransform | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
-    """Every turn through ``select_turn`` on the freshly imported, indexed world."""
+    """Every turn through ``select_turn`` on the freshly imported, indexed world (with the
+    settings ``overrides`` of a variant)."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
-        parts = _components(settings, embedder, Path(tmp))
+        local = settings.model_copy(update=dict(overrides or {}))
+        parts = _components(local, embedder, Path(tmp))
         if rows is not None:
             parts.services.vector_index = _transformed_index(parts.services, rows)
         try:
@@ -290,11 +325,13 @@ def run_hard_set(
     profile: ModelProfile,
     step: Callable[[str], None] = lambda _: None,
     row_transforms: dict[str, RowTransform] | None = None,
+    variants: Sequence[Variant] = (("", {}),),
 ) -> dict[str, Any]:
     """Every method on every turn of each set; a dict ready for ``results.json``.
 
-    ``row_transforms`` maps a method name of ``embedders`` to a transform of the book's entry
-    vectors applied when its index is built (e.g. per-language centring)."""
+    Each embedder runs under each variant (method ``worldbook:<embedder>`` for ``""``, else
+    ``worldbook:<embedder> <variant>``). ``row_transforms`` maps a method name to a transform
+    of the book's entry vectors applied when its index is built (an experiment hook)."""
     out: dict[str, Any] = {
         "input_window": profile.input_window,
         "tokenizer": profile.tokenizer_id,
@@ -308,13 +345,16 @@ def run_hard_set(
         diagnostics: dict[str, Any] = {}
         per_turn: dict[str, Any] = {}
         book: dict[str, Any] = {}
-        for name, embedder in embedders:
-            step(f"hard set {hard.name}: worldbook:{name}")
-            rows = (row_transforms or {}).get(name)
-            outcomes, details, book = worldbook_run(settings, embedder, hard, profile, rows)
-            methods[f"worldbook:{name}"] = score(outcomes, hard.turns)
-            diagnostics[f"worldbook:{name}"] = diagnose(hard, outcomes, details)
-            per_turn[f"worldbook:{name}"] = {
+        for (name, embedder), (label, overrides) in product(embedders, variants):
+            method = f"worldbook:{name}" + (f" {label}" if label else "")
+            step(f"hard set {hard.name}: {method}")
+            rows = (row_transforms or {}).get(method)
+            outcomes, details, book = worldbook_run(
+                settings, embedder, hard, profile, rows, overrides
+            )
+            methods[method] = score(outcomes, hard.turns)
+            diagnostics[method] = diagnose(hard, outcomes, details)
+            per_turn[method] = {
                 t.id: {
                     "full": sorted(outcomes[t.id].full),
                     "index": sorted(outcomes[t.id].index),

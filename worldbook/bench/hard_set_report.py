@@ -6,23 +6,39 @@ from typing import Any
 
 from worldbook.bench.hard_set import KIND_LABELS
 
+BEFORE = "before issue 16"
+
 
 def _pct(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
+def _roles(methods: dict[str, Any]) -> tuple[str, str | None, list[str]]:
+    """The default worldbook method (the first), the before-issue-16 one, and the peers."""
+    ours = [m for m in methods if m.startswith("worldbook:")]
+    before = next((m for m in ours if m.endswith(BEFORE)), None)
+    peers = [m for m in methods if not m.startswith("worldbook:")]
+    return ours[0], before, peers
+
+
 def _table(
     rows: dict[str, dict[str, Any]], methods: dict[str, Any], group: str, label: str
 ) -> list[str]:
-    """One row per kind or language; worldbook's three shares, then each peer's gold in full."""
-    default = next(m for m in methods if m.startswith("worldbook:"))
-    peers = [m for m in methods if not m.startswith("worldbook:")]
-    others = [m for m in methods if m.startswith("worldbook:") and m != default]
-    head = [label, "turns", "gold", f"{default} full", "full or index", "avoid full", "index/turn"]
-    head += [f"{m} full" for m in [*others, *peers]]
+    """One row per kind or language: worldbook's shares now and before issue 16, then each
+    peer's gold in full."""
+    default, before, peers = _roles(methods)
+    head = [label, "turns", "gold", "full", "full or index", "avoid full", "index/turn"]
+    if before:
+        head += ["before: full", "before: full or index", "before: avoid full"]
+    head += [f"{m} full" for m in peers]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(method: str, key: str) -> dict[str, Any]:
+        found: dict[str, Any] = methods[method][group][key] if group else methods[method]
+        return found
+
     for key in rows:
-        wb = methods[default][group][key] if group else methods[default]
+        wb = cell(default, key)
         cells = [
             KIND_LABELS.get(key, key) if group == "per_kind" else key,
             str(wb["turns"]),
@@ -32,9 +48,38 @@ def _table(
             _pct(wb["avoid_full"]),
             f"{wb['index_lines_per_turn']:.1f}",
         ]
-        for m in [*others, *peers]:
-            found = methods[m][group][key] if group else methods[m]
-            cells.append(_pct(found["gold_full"]))
+        if before:
+            old = cell(before, key)
+            cells += [_pct(old[k]) for k in ("gold_full", "gold_full_or_index", "avoid_full")]
+        cells += [_pct(cell(m, key)["gold_full"]) for m in peers]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _mechanisms(result: dict[str, Any]) -> list[str]:
+    """Every worldbook variant's overall shares on every set (the ablation table)."""
+    sets = result["sets"]
+    names = [m for m in next(iter(sets.values()))["methods"] if m.startswith("worldbook:")]
+    if len(names) < 2:
+        return []
+    head = ["worldbook variant"]
+    for name in sets:
+        head += [f"{name}: full", "full or index", "avoid full", "index/turn"]
+    lines = [
+        "",
+        "### What each mechanism buys (each one taken out of the defaults in turn)"
+        if len(names) > 2
+        else "### Before and after issue 16",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for method in names:
+        cells = [method]
+        for s in sets.values():
+            m = s["methods"][method]
+            cells += [_pct(m["gold_full"]), _pct(m["gold_full_or_index"]), _pct(m["avoid_full"])]
+            cells.append(f"{m['index_lines_per_turn']:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -48,37 +93,88 @@ def hard_set_markdown(result: dict[str, Any]) -> list[str]:
         f"budget {result['st_budget_tokens']} tokens; list order gets "
         f"{result['list_order_budget_tokens']}. *full*: share of gold entries injected in full; "
         "*full or index*: also counting world-index lines; *avoid full*: share of the turns' "
-        "confuser entries injected in full (lower is better).",
+        "confuser entries injected in full (lower is better); *before*: the engine's settings "
+        "before issue 16.",
     ]
+    lines += _mechanisms(result)
     for name, s in result["sets"].items():
         methods = s["methods"]
         langs = ", ".join(f"{k} {v}" for k, v in s["entries_by_language"].items())
+        default, before, _ = _roles(methods)
         lines += [
             "",
             f"### {name}: {s['entries']} entries ({langs}), canon {s['canon_tokens']} tokens, "
-            f"{s['turns']} turns",
+            f"{s['turns']} turns — `{default}`",
             "",
         ]
         lines += _table({"all": {}}, methods, "", "")
         lines[-1] = lines[-1].replace("| all |", "| all turns |", 1)
-        first = methods[next(iter(methods))]
+        first = methods[default]
         lines += ["", *_table(first["per_kind"], methods, "per_kind", "kind")]
         lines += ["", *_table(first["per_language"], methods, "per_language", "language")]
-        for method, diag in s["diagnostics"].items():
-            lines += ["", f"Why gold entries missed ({method}):", ""]
-            lines += [f"- {why}: {n}" for why, n in diag["missed_gold_by_reason"].items()]
-            vias = ", ".join(f"{k} {v}" for k, v in diag["gold_in_full_by_via"].items())
-            lines += [
-                f"- gold in full came by: {vias}",
-                "",
-                "Same-language pull "
-                "(meaning-based full slots filled with entries in the turn's language):",
-                "",
-            ]
-            for lang, p in diag["same_language_pull"].items():
-                if p["semantic_full_slots"]:
-                    lines.append(
-                        f"- {lang}: {p['same_language']} of {p['semantic_full_slots']} slots; "
-                        f"{_pct(p['same_language_entries_share'])} of entries are in {lang}"
-                    )
+        for method in (default, before):
+            if method is not None:
+                lines += _diagnostics(method, s["diagnostics"][method])
     return lines
+
+
+def _diagnostics(method: str, diag: dict[str, Any]) -> list[str]:
+    lines = ["", f"Why gold entries missed ({method}):", ""]
+    lines += [f"- {why}: {n}" for why, n in diag["missed_gold_by_reason"].items()]
+    vias = ", ".join(f"{k} {v}" for k, v in diag["gold_in_full_by_via"].items())
+    lines += [
+        f"- gold in full came by: {vias}",
+        "",
+        "Same-language pull (meaning-based full slots filled with entries in the turn's language):",
+        "",
+    ]
+    for lang, p in diag["same_language_pull"].items():
+        if p["semantic_full_slots"]:
+            lines.append(
+                f"- {lang}: {p['same_language']} of {p['semantic_full_slots']} slots; "
+                f"{_pct(p['same_language_entries_share'])} of entries are in {lang}"
+            )
+    return lines
+
+
+def hard_set_targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Issue 16 targets on every hard set: gold in full >= 80%, in full or index >= 92%, no
+    language below 65% in full, confusers in full no more than before issue 16."""
+    if not result:
+        return []
+    rows: list[dict[str, Any]] = []
+    for name, s in result["sets"].items():
+        default, before, _ = _roles(s["methods"])
+        m = s["methods"][default]
+        lang, row = min(m["per_language"].items(), key=lambda kv: (kv[1]["gold_full"], kv[0]))
+        worst = row["gold_full"]
+        checks = [
+            ("gold in full", m["gold_full"], ">= 0.80", m["gold_full"] >= 0.80),
+            (
+                "gold in full or index",
+                m["gold_full_or_index"],
+                ">= 0.92",
+                m["gold_full_or_index"] >= 0.92,
+            ),
+            (
+                f"gold in full, worst language ({lang}, {row['gold']} gold)",
+                worst,
+                ">= 0.65",
+                worst >= 0.65,
+            ),
+        ]
+        if before:
+            was = s["methods"][before]["avoid_full"]
+            checks.append(
+                (
+                    "confusers in full",
+                    m["avoid_full"],
+                    f"<= {was:.3f} (before)",
+                    m["avoid_full"] <= was,
+                )
+            )
+        for label, value, goal, met in checks:
+            rows.append(
+                {"target": f"hard set {name}: {label}", "value": value, "goal": goal, "met": met}
+            )
+    return rows

@@ -1,63 +1,6 @@
-"""A rule-based language guess for entry texts: the script first, then function words.
+"""The rule-based language guess now lives in :mod:`worldbook.core.language_id` (the engine
+uses it to centre entry rows per language); re-exported for the benchmarks."""
 
-Nearest-centroid language id on e5 vectors is 94% right on short XQuAD-R sentences but only
-57% on long English lore (most of it lands on the Hindi centroid), so the per-language centring
-experiment labels entries from their text instead. Rules only, nothing learned: the dominant
-script decides for scripts one language owns here (Hangul, kana, Han, Cyrillic, Greek, Arabic,
-Devanagari, Thai); Latin text goes to the language whose short list of frequent function words
-it uses most (Vietnamese by its tone-marked vowels).
-"""
+from worldbook.core.language_id import detect_language
 
-from __future__ import annotations
-
-import re
-import unicodedata
-from collections import Counter
-
-_SCRIPT_LANG = {
-    "HANGUL": "ko",
-    "HIRAGANA": "ja",
-    "KATAKANA": "ja",
-    "CJK": "zh",
-    "CYRILLIC": "ru",
-    "GREEK": "el",
-    "ARABIC": "ar",
-    "DEVANAGARI": "hi",
-    "THAI": "th",
-}
-_WORDS_BY_LANGUAGE = {
-    "en": "the and of to is was in that with for his her it they are",
-    "fr": "le la les des est une un et du que qui dans pour pas sur au",
-    "es": "el la los las es una un y del que en por con para se su",
-    "de": "der die das und ist ein eine nicht den dem des sich mit von zu",
-    "it": "il lo la gli di che è e un una per non del della sono",
-    "pt": "o a os as de que é um uma não do da em para com",
-    "tr": "bir ve bu için ile da de çok ama gibi olarak daha",
-}
-_FUNCTION_WORDS = {lang: words.split() for lang, words in _WORDS_BY_LANGUAGE.items()}
-_VIETNAMESE = re.compile(r"[ơưđạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-
-
-def _script(char: str) -> str | None:
-    name = unicodedata.name(char, "")
-    for script in _SCRIPT_LANG:
-        if name.startswith(script):
-            return script
-    return None
-
-
-def detect_language(text: str) -> str:
-    """Best guess among en, fr, es, de, it, pt, tr, vi, ko, ja, zh, ru, el, ar, hi, th."""
-    scripts = Counter(s for s in map(_script, text) if s is not None)
-    letters = sum(1 for c in text if c.isalpha())
-    if scripts and sum(scripts.values()) >= 0.3 * max(1, letters):
-        if scripts["HIRAGANA"] + scripts["KATAKANA"] > 0.05 * sum(scripts.values()):
-            return "ja"
-        return _SCRIPT_LANG[scripts.most_common(1)[0][0]]
-    lower = text.lower()
-    if len(_VIETNAMESE.findall(lower)) > 0.02 * max(1, letters):
-        return "vi"
-    words = Counter(_WORD.findall(lower))
-    score = {lang: sum(words[w] for w in ws) for lang, ws in _FUNCTION_WORDS.items()}
-    return max(score, key=lambda lang: (score[lang], lang == "en"))
+__all__ = ["detect_language"]

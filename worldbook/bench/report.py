@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from worldbook.bench.classic_report import classic_md, classic_targets
+from worldbook.bench.hard_set_report import hard_set_markdown, hard_set_targets
 from worldbook.bench.plots import write_plots
 from worldbook.bench.xquad import LANGUAGES, summary
 
@@ -66,7 +67,11 @@ def assemble(run: dict[str, Any]) -> dict[str, Any]:
         if indexing
         else None
     )
-    out["targets"] = _targets(out, default) + classic_targets(latency.get("classic"))
+    out["targets"] = (
+        _targets(out, default)
+        + classic_targets(latency.get("classic"))
+        + hard_set_targets(quality.get("hard_set"))
+    )
     return out
 
 
@@ -181,6 +186,9 @@ def markdown(r: dict[str, Any]) -> str:
         lines.append("")
     lines += _xquad_md(r)
     lines += _lore_md(r)
+    hard = (r.get("quality") or {}).get("hard_set")
+    if hard:
+        lines += [*hard_set_markdown(hard), ""]
     lines += _latency_md(r)
     lines += _indexing_md(r)
     lines += _load_md(r)

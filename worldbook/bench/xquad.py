@@ -4,9 +4,10 @@ Every method ranks the same pool for the same questions in the same run:
 
 * ``worldbook:<embedder>`` — the engine's own path: entry text + chunking
   (``worldbook.core.embed_text``), the embedder adapter, ``FaissIndex`` (best chunk, merge
-  across books). Every paragraph is titled "Paragraph" (``NEUTRAL_TITLE``) so the title gives
-  nothing away: numbered titles ("Paragraph 17") matched the numbers in questions about other
-  paragraphs and cost up to 0.011 R@5 that no real title would (docs/decisions.md).
+  across books; the model's language correction when it ships one, as the service does).
+  Every paragraph is titled "Paragraph" (``NEUTRAL_TITLE``) so the title gives nothing away:
+  numbered titles ("Paragraph 17") matched the numbers in questions about other paragraphs and
+  cost up to 0.011 R@5 that no real title would (docs/decisions.md).
 * ``raw:<default embedder>`` — the same model on the bare paragraph and bare question,
   brute-force cosine (the engine must be within 0.01 of it).
 * ``st-vector-storage`` — SillyTavern Vector Storage as documented (peers.md §1.2): entry
@@ -28,10 +29,12 @@ from typing import Any
 import numpy as np
 
 from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.bench.peers import ST_VECTOR_THRESHOLD, ST_VECTOR_TOP_K
 from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination
 from worldbook.ports import Embedder
+from worldbook.service.entry_languages import entry_language
 
 NEUTRAL_TITLE = "Paragraph"
 """The title of every XQuAD entry: the same for all, so it carries no information."""
@@ -114,10 +117,12 @@ def paragraph_index(
     *,
     max_units: int,
     combination: QueryCombination = DEFAULT_COMBINATION,
+    correction: LanguageCorrection | None = None,
 ) -> tuple[FaissIndex, int]:
     """A ``FaissIndex`` over (number, book id, text) paragraphs as entries ``p<number>`` of
     ``BOOKS`` books, each chunked as the engine chunks an entry titled ``NEUTRAL_TITLE``; and
-    how many rows (chunks) it holds."""
+    how many rows (chunks) it holds. With a language ``correction`` rows are centred by each
+    paragraph's language as the service guesses it."""
     rows: dict[str, tuple[list[str], list[str]]] = {f"book-{b}": ([], []) for b in range(BOOKS)}
     for number, book_id, context in paragraphs:
         ids, texts = rows[book_id]
@@ -126,15 +131,26 @@ def paragraph_index(
             texts.append(text)
     vectors = {b: (ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()}
     n_rows = sum(len(ids) for ids, _ in vectors.values())
-    return FaissIndex(lambda book_id: vectors[book_id], combination=combination), n_rows
+    languages = {f"p{n}": entry_language(NEUTRAL_TITLE, text) for n, _, text in paragraphs}
+    index = FaissIndex(
+        lambda book_id: vectors[book_id],
+        combination=combination,
+        correction=correction,
+        languages=lambda _: languages,
+    )
+    return index, n_rows
 
 
-def engine_method(data: XquadData, embedder: Embedder) -> Table:
-    """The engine's path (chunked entry text, FaissIndex, default query combination)."""
+def engine_method(
+    data: XquadData, embedder: Embedder, correction: LanguageCorrection | None = None
+) -> Table:
+    """The engine's path (chunked entry text, FaissIndex, default query combination, the
+    language ``correction`` of the model when the service would apply one)."""
     index, _ = paragraph_index(
         [(i, data.book_of[i], context) for i, context in enumerate(data.paragraphs)],
         embedder,
         max_units=embedder.max_passage_chars,
+        correction=correction,
     )
     books = [f"book-{b}" for b in range(BOOKS)]
     out: Table = {}
@@ -186,12 +202,14 @@ def run_xquad(
     others: Sequence[tuple[str, Embedder]],
     minilm: Embedder,
     step: Callable[[str], None] = lambda _: None,
+    correction: LanguageCorrection | None = None,
 ) -> dict[str, Any]:
-    """Every method on the same pool and questions. Returns ``{"methods": {name: table}}``."""
+    """Every method on the same pool and questions. Returns ``{"methods": {name: table}}``.
+    ``correction`` is the default embedder's language correction (as the service applies it)."""
     spec, embedder = default
     methods: dict[str, Table] = {}
     step(f"XQuAD worldbook:{spec}")
-    methods[f"worldbook:{spec}"] = engine_method(data, embedder)
+    methods[f"worldbook:{spec}"] = engine_method(data, embedder, correction)
     step(f"XQuAD raw:{spec}")
     methods[f"raw:{spec}"] = raw_method(data, embedder)
     for other_spec, other in others:

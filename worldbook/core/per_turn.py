@@ -64,6 +64,7 @@ class _Budget:
         draft: SelectionDraft,
     ) -> None:
         self.remaining = remaining
+        self.budget = remaining
         self.rules = rules
         self.tokenizer = tokenizer
         self.cache = cache
@@ -72,31 +73,57 @@ class _Budget:
     def cut(self, cand: Candidate, cap: int) -> Cut:
         return _cut(cand.book, cand.entry, cap, self.tokenizer, self.draft.tokenizer_id, self.cache)
 
+    def lines_cost(self, below: list[Candidate]) -> int:
+        """Tokens the world-index lines of these candidates would take."""
+        rules, tokenizer, tokenizer_id = self.rules, self.tokenizer, self.draft.tokenizer_id
+        return sum(
+            _line(c.book, c.entry, rules, tokenizer, tokenizer_id, self.cache)[1] for c in below
+        )
+
 
 NotFull = list[tuple[int, Candidate, str]]
 """(overall rank, candidate, why it is not in full)."""
 
 
 def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEntry], NotFull]:
-    """The full slots: ranked candidates in order while they fit (named ones cut to fit)."""
+    """The full slots: ranked candidates in order while they fit (named ones cut to fit).
+
+    How the budget is shared with the world index (issue 16 item 4): an entry ranked by
+    meaning goes in full only if its score is at least ``full_score_share`` of the turn's best
+    meaning score (a weak match is listed, not injected), and an entry not named explicitly goes
+    in full only if the index lines of the entries already pushed to the index and of the next
+    ``index_reserve_lines`` ranks still fit after it."""
     rules, draft = step.rules, step.draft
     per_turn: list[InjectedEntry] = []
     not_full: NotFull = []
     # Full entries come from the slots the ranking shows at all (full + index topics): an
     # entry ranked below every slot does not jump ahead of the index because it is short.
     window = rules.full_entries_max + rules.index_topics_max
+    best = max((c.score for c in ranked[:window] if c.score is not None), default=None)
+    pushed = 0  # tokens of the index lines of the entries pushed to the index so far
     for rank, cand in enumerate(ranked):
         if len(per_turn) >= rules.full_entries_max or rank >= window:
             not_full.append((rank, cand, f"{rules.full_entries_max} full-entry slots taken"))
             continue
         cut = step.cut(cand, rules.full_entry_tokens_max)
-        left = step.remaining
+        left, kept = step.remaining, ""
+        if rules.index_reserve_lines and not _named(cand):
+            # A named entry may use the room kept for the index (DESIGN §2 rule 5: never
+            # pushed out by entries ranked below it).
+            below = ranked[rank + 1 : min(window, rank + 1 + rules.index_reserve_lines)]
+            reserve = pushed + step.lines_cost(below)
+            left, kept = left - reserve, f" after {reserve} kept for index lines"
         if cut.tokens > left and _named(cand) and left >= rules.named_cut_min_tokens:
             # DESIGN §2 rule 5, last point: an entry named explicitly is cut to what is left
             # rather than pushed to the index by entries ranked below it.
             cut = step.cut(cand, left)
-        if cut.tokens > left:
-            not_full.append((rank, cand, f"{cut.tokens} tokens in full, {left} left"))
+        why_not = _weak_match(cand, best, rules.full_score_share)
+        if not why_not and cut.tokens > left:
+            why_not = f"{cut.tokens} tokens in full, {max(0, left)} left{kept}"
+        if why_not:
+            not_full.append((rank, cand, why_not))
+            if len(not_full) <= rules.index_topics_max:
+                pushed += step.lines_cost([cand])
             continue
         step.remaining -= cut.tokens
         entry = cand.entry
@@ -141,6 +168,16 @@ def _fill_index(not_full: NotFull, step: _Budget, listed: set[tuple[str, str]]) 
             listed.add((cand.book.id, entry.id))
 
 
+def _weak_match(cand: Candidate, best: float | None, share: float) -> str:
+    """Why a meaning-ranked candidate is too weak for a full slot ("" when it is not): its
+    score is below ``share`` of the best meaning score of the turn."""
+    if cand.via is not Via.SEMANTIC or cand.score is None or best is None or best <= 0:
+        return ""
+    if cand.score >= share * best:
+        return ""
+    return f"meaning score {cand.score:.3f} under {share:.0%} of the best ({best:.3f})"
+
+
 def _named(cand: Candidate) -> bool:
     """Whether the candidate was named explicitly (a literal title/alias hit)."""
     return cand.via is Via.LITERAL
@@ -159,6 +196,25 @@ def _cut(
     return cache.derived(book, key, lambda: cut_to_tokens(entry.lore, cap, tokenizer, entry.tokens))
 
 
+def _line(
+    book: LoreBook,
+    entry: LoreEntry,
+    rules: SelectionRules,
+    tokenizer: Tokenizer,
+    tokenizer_id: str,
+    cache: MatcherCache,
+) -> tuple[str, int]:
+    """The entry's world-index line and its tokens, remembered per book version."""
+    gist_cap = rules.index_gist_tokens_max
+
+    def make_line() -> tuple[str, int]:
+        line = index_line(entry.title, entry.lore, tokenizer, gist_cap)
+        return line, tokenizer.count(line)
+
+    key = ("line", entry.id, tokenizer_id, str(gist_cap))
+    return cache.derived(book, key, make_line)
+
+
 def _add_line(
     book: LoreBook,
     entry: LoreEntry,
@@ -171,15 +227,17 @@ def _add_line(
     cache: MatcherCache,
     draft: SelectionDraft,
 ) -> int:
-    """Add one world-index line if it fits; return the tokens it used (0 if it did not)."""
-    gist_cap = rules.index_gist_tokens_max
+    """Add one world-index line if it fits; return the tokens it used (0 if it did not).
 
-    def make_line() -> tuple[str, int]:
-        line = index_line(entry.title, entry.lore, tokenizer, gist_cap)
-        return line, tokenizer.count(line)
-
-    key = ("line", entry.id, draft.tokenizer_id, str(gist_cap))
-    line, cost = cache.derived(book, key, make_line)
+    A line whose gist does not fit is listed by its title alone when that fits (issue 16
+    item 4): the topic still reaches the model, and the lookup tool can fetch it."""
+    line, cost = _line(book, entry, rules, tokenizer, draft.tokenizer_id, cache)
+    if cost > remaining and rules.index_title_fallback:
+        key = ("title", entry.id, draft.tokenizer_id)
+        title_cost = cache.derived(book, key, lambda: tokenizer.count(entry.title))
+        if title_cost <= remaining < cost:
+            line, cost = entry.title, title_cost
+            index_why += "; title only: its gist did not fit"
     if cost > remaining:
         draft.record(
             entry.id,

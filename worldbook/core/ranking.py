@@ -1,16 +1,20 @@
 """Ranking the candidates of the large books of a turn (DESIGN §2 rules 5–6).
 
-Order: literal hits (user message first, then the character's replies; capped), then semantic
-hits by score, then — for books in fallback — plain list order. Ties are broken by book order,
-then list position, then id, so the same turn always ranks the same way (rule 10).
+Order: literal hits (user message first, then the character's replies; capped; each group by
+relevance: meaning score, then the newer message), then semantic hits by score, then — for
+books in fallback — plain list order. Ties are broken by book order, then list position, then
+id, so the same turn always ranks the same way (rule 10).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from worldbook.core.matching import MatcherCache, match_form
+from worldbook.core.stemming import stem_index
 from worldbook.core.types import (
     Decision,
     LoreBook,
@@ -26,6 +30,9 @@ Record = Callable[[str, str, str, Decision, str], None]
 """``record(entry_id, book_id, title, decision, reason)`` — adds or replaces a trace record."""
 
 _SortKey = tuple[float, int, int, str]
+_LiteralKey = tuple[float, int, int, int, str]
+"""(minus the meaning score, or +inf without one; source: 0 = the user message, then replies
+newest first; book order; list position; id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,7 @@ class Candidate:
     entry: LoreEntry
     via: Via
     why: str
+    score: float | None = None  # the meaning score, for candidates ranked by meaning
 
 
 @dataclass(slots=True)
@@ -121,7 +129,7 @@ def rank_candidates(
 ) -> list[Candidate]:
     """Every candidate of the large books, best first; records why capped ones were dropped."""
     ranked = _Ranked()
-    user_hits, reply_hits = _literal_hits(turn, large, cache)
+    user_hits, reply_hits = _literal_hits(turn, large, rules, cache)
     _take_literals(user_hits, reply_hits, rules, ranked, record)
     for cand in _semantic(turn, large, cache, record):
         if (cand.book.id, cand.entry.id) not in ranked.taken:
@@ -142,12 +150,17 @@ class _Ranked:
         self.taken.add((cand.book.id, cand.entry.id))
 
 
-Hits = list[tuple[_SortKey, Candidate]]
+Hits = list[tuple[_LiteralKey, Candidate]]
 
 
-def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tuple[Hits, Hits]:
+def _literal_hits(
+    turn: Turn, large: list[LargeBook], rules: SelectionRules, cache: MatcherCache
+) -> tuple[Hits, Hits]:
     """Entries named in the last user message, and (not already named there) in the book's
-    character's last two replies; each book's ``matched`` flag is set."""
+    character's last two replies; each book's ``matched`` flag is set.
+
+    Each hit carries its relevance (issue 16 item 5): the entry's meaning score for the
+    conversation when it is among the semantic hits, then how recent the naming message is."""
     messages = turn.messages
     user_idx = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None
@@ -161,31 +174,61 @@ def _literal_hits(turn: Turn, large: list[LargeBook], cache: MatcherCache) -> tu
 
     user_hits: Hits = []
     reply_hits: Hits = []
+    scores = _meaning_scores(turn)
     for lb in large:
-        matcher = cache.get(lb.book)
         named: set[str] = set()
         sources = [(user_idx, "in the last user message")] if user_idx is not None else []
         for i in _replies(messages, lb.book.character):
             who = messages[i].name or lb.book.character or "the character"
             sources.append((i, f"in {who}'s reply"))
-        for i, where in sources:
+        for source, (i, where) in enumerate(sources):
             hits = user_hits if i == user_idx else reply_hits
-            for m in matcher.find(norm(i), prepared=True):
-                entry = lb.entry_at(m.position, m.entry_id)
+            for position, entry_id, naming in _names(
+                lb, norm(i), messages[i].content, rules, cache
+            ):
+                entry = lb.entry_at(position, entry_id)
                 if entry is not None and entry.id not in named:
                     named.add(entry.id)
-                    why = f"literal: named as '{m.alias}' {where}"
-                    cand = Candidate(lb.book, entry, Via.LITERAL, why)
-                    hits.append(((0.0, lb.position, m.position, entry.id), cand))
+                    why = f"literal: named as {naming} {where}"
+                    score = scores.get((lb.book.id, entry.id)) if entry.indexed else None
+                    cand = Candidate(lb.book, entry, Via.LITERAL, why, score)
+                    relevance = -score if score is not None else math.inf
+                    key = (relevance, source, lb.position, position, entry.id)
+                    hits.append((key, cand))
         lb.matched = bool(named)
     return user_hits, reply_hits
+
+
+def _names(
+    lb: LargeBook, prepared: str, text: str, rules: SelectionRules, cache: MatcherCache
+) -> Iterator[tuple[int, str, str]]:
+    """(list position, entry id, how it was named) for every name in a message: exact
+    title/alias hits, then — when stemmers are configured — inflected forms
+    (:mod:`worldbook.core.stemming`)."""
+    for m in cache.get(lb.book).find(prepared, prepared=True):
+        yield m.position, m.entry_id, f"'{m.alias}'"
+    for language in rules.literal_stem_languages:
+        build = partial(stem_index, lb.book, language)
+        index = cache.derived(lb.book, ("stems", language), build)
+        for h in index.find(text):
+            yield h.position, h.entry_id, f"'{h.alias}' (inflected: '{h.form}')"
+
+
+def _meaning_scores(turn: Turn) -> dict[tuple[str, str], float]:
+    """The meaning score of every entry among the turn's semantic hits (first hit wins)."""
+    scores: dict[tuple[str, str], float] = {}
+    for hit in turn.semantic_hits:
+        scores.setdefault((hit.book_id, hit.entry_id), hit.score)
+    return scores
 
 
 def _take_literals(
     user_hits: Hits, reply_hits: Hits, rules: SelectionRules, ranked: _Ranked, record: Record
 ) -> None:
     """DESIGN §2 rule 5 caps: at most ``literal_max``, of them at most
-    ``literal_from_replies_max`` from replies; the user's message first."""
+    ``literal_from_replies_max`` from replies; the user's message first. Within each group the
+    names the conversation is most about come first (meaning score, then the newer message),
+    not the first in book order."""
 
     def over_cap(cand: Candidate) -> None:
         e = cand.entry
@@ -272,7 +315,7 @@ def _semantic(
         hits.append(
             (
                 (-hit.score, lb.position, position, entry.id),
-                Candidate(lb.book, entry, Via.SEMANTIC, why),
+                Candidate(lb.book, entry, Via.SEMANTIC, why, hit.score),
             )
         )
     hits.sort(key=lambda h: h[0])

@@ -47,8 +47,13 @@ class SelectionRules:
     semantic_messages: int = 6
     mostly_indexed_share: float = 0.8
     canon_heavy_share: float = 0.5
-    index_gist_tokens_max: int = 40
+    index_gist_tokens_max: int = 24  # issue 16: shorter lines keep ~2x more topics listed
     named_cut_min_tokens: int = 150  # a named entry is cut to what is left if at least this
+    # --- issue 16: how full entries and the world index share the per-turn budget ---
+    full_score_share: float = 0.65  # a meaning-ranked entry goes in full only at >= this x best
+    index_reserve_lines: int = 1  # an unnamed entry in full leaves room for this many lines
+    index_title_fallback: bool = True  # a line whose gist does not fit goes as its title alone
+    literal_stem_languages: tuple[str, ...] = ()  # Snowball stemmers of the inflected-name tier
 
 
 class IndexStatus(StrEnum):

@@ -19,6 +19,7 @@ from worldbook.adapters.tokenizers.registry import TokenizerRegistry
 from worldbook.errors import WorldbookError
 from worldbook.ports import Embedder, IndexQueue, Store
 from worldbook.service.indexing import index_now, sweep
+from worldbook.service.search_setup import search_setup
 from worldbook.service.services import Services
 from worldbook.service.sweeper import Sweeper
 from worldbook.service.usage_recorder import UsageRecorder
@@ -64,6 +65,7 @@ class Components:
         )
         model_id = embedder.model_id
         opened = store
+        search = search_setup(settings, model_id, store)
         queue = self._make_queue()
         self.services = Services(
             settings,
@@ -72,6 +74,9 @@ class Components:
             vector_index=FaissIndex(
                 lambda book_id: opened.load_book_vectors(book_id, model_id),
                 max_books=settings.index_cache_books,
+                combination=search.combination,
+                correction=search.correction,
+                languages=search.languages,
             ),
             queue=queue,
             tokenizers=TokenizerRegistry(

@@ -42,10 +42,12 @@ def fake_services(
     """Services over the in-memory store, brute-force index, hashing embedder and word
     tokenizer. With ``index_on_enqueue`` entries are embedded as soon as they are queued."""
     from worldbook.service.indexing import index_entries
+    from worldbook.service.search_setup import search_setup
 
     memory = store or InMemoryStore()
     model = embedder or HashingEmbedder()
     config = WorldbookSettings(embedder="fake", tokenizer="fake:words", **settings)
+    search = search_setup(config, model.model_id, memory)
     services: Services
 
     def index(ids: Sequence[str]) -> None:
@@ -56,7 +58,10 @@ def fake_services(
         store=memory,
         embedder=model,
         vector_index=BruteForceIndex(
-            lambda book_id: memory.load_book_vectors(book_id, model.model_id)
+            lambda book_id: memory.load_book_vectors(book_id, model.model_id),
+            combination=search.combination,
+            correction=search.correction,
+            languages=search.languages,
         ),
         queue=RecordingQueue(index if index_on_enqueue else None),
         tokenizers=StaticTokenizers(),

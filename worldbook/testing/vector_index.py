@@ -3,11 +3,12 @@ the index unit tests of the use cases run on (no FAISS needed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
 from worldbook.core.types import SemanticHit
@@ -17,23 +18,36 @@ Loader = Callable[[str], tuple[list[str], Vectors]]
 
 
 class BruteForceIndex:
-    """Scores every stored row against every query with a matrix product (no caching)."""
+    """Scores every stored row against every query with a matrix product (no caching).
+
+    With a language ``correction`` it corrects exactly as :class:`FaissIndex` does: queries
+    projected, each book's rows projected and centred per entry language (``languages``)."""
 
     def __init__(
-        self, loader: Loader, *, combination: QueryCombination = DEFAULT_COMBINATION
+        self,
+        loader: Loader,
+        *,
+        combination: QueryCombination = DEFAULT_COMBINATION,
+        correction: LanguageCorrection | None = None,
+        languages: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self._loader = loader
         self._combination = combination
+        self._correction = correction
+        self._languages = languages
         self.invalidated: list[str] = []
 
     def search(self, book_ids: Sequence[str], queries: Vectors, k: int) -> list[SemanticHit]:
+        if self._correction is not None:
+            queries = self._correction.queries(queries)
         found: list[tuple[int, str, list[str], npt.NDArray[np.int64], Vectors]] = []
         for position, book_id in enumerate(dict.fromkeys(book_ids)):
             ids, matrix = self._loader(book_id)
             if ids:
                 order, entries, starts = group_rows(ids)
-                rows = np.asarray((matrix[order] @ queries.T).T, dtype=np.float32)
-                found.append((position, book_id, entries, starts, rows))  # (messages, rows)
+                rows = self._rows(book_id, matrix[order], [ids[i] for i in order])
+                scores = np.asarray((rows @ queries.T).T, dtype=np.float32)
+                found.append((position, book_id, entries, starts, scores))  # (messages, rows)
         if not found:
             return []
         combined = combine_scores(
@@ -48,6 +62,12 @@ class BruteForceIndex:
             hits += [(float(s), position, e, book_id) for s, e in zip(best, entries, strict=True)]
         hits.sort(key=lambda h: (-h[0], h[1], h[2]))
         return [SemanticHit(book_id=b, entry_id=e, score=s) for s, _, e, b in hits[:k]]
+
+    def _rows(self, book_id: str, rows: Vectors, row_entries: list[str]) -> Vectors:
+        if self._correction is None:
+            return rows
+        languages = self._languages(book_id) if self._languages is not None else {}
+        return self._correction.rows(rows, [languages.get(e, "") for e in row_entries])
 
     def invalidate(self, book_id: str) -> None:
         self.invalidated.append(book_id)
