@@ -178,7 +178,8 @@ def validate_tags(tags: object, *, field: str = "tags", limits: Limits = LIMITS)
 def validate_book_settings(
     settings: Mapping[str, Any], *, field: str = "settings", limits: Limits = LIMITS
 ) -> None:
-    """DESIGN §3 ranges for the classic-mode book settings that are present."""
+    """DESIGN §3 ranges for the classic-mode book settings that are present, and the living
+    world switch."""
     check_json_text(settings, field=field)
     if "scan_depth" in settings:
         _check_int(
@@ -193,6 +194,11 @@ def validate_book_settings(
         )
     if "recursive" in settings and not isinstance(settings["recursive"], bool):
         raise InvalidInput(f"{field}.recursive must be true or false.", field=f"{field}.recursive")
+    # The living world (issue 12 item 2): the AI may add to the book during its owner's turns.
+    if "living_world" in settings and not isinstance(settings["living_world"], bool):
+        raise InvalidInput(
+            f"{field}.living_world must be true or false.", field=f"{field}.living_world"
+        )
 
 
 def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:
