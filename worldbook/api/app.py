@@ -26,6 +26,7 @@ from worldbook.api.routes import (
     system,
     transfer,
     turns,
+    writes,
 )
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
@@ -121,4 +122,5 @@ def create_app(
     for module in (books, entries, attachments, transfer, turns, stats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
+    app.include_router(writes.router, prefix=API_PREFIX)  # the living world (issue 12 item 2)
     return app

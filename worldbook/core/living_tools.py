@@ -62,8 +62,7 @@ _APPEND_TOOL: Final[JSONDict] = {
         "properties": {
             "title": {
                 "type": "string",
-                "description": "The topic's title (or another of its names) as the lore "
-                "writes it.",
+                "description": "The topic's title (or another of its names) as the lore writes it.",
             },
             "entry_id": {
                 "type": "string",

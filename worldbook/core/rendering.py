@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from worldbook.core.living_tools import living_tools
 from worldbook.core.types import IndexLine, InjectedEntry, ModelProfile, Selection, Via
 
 JSONDict = dict[str, Any]
@@ -79,16 +80,20 @@ def _index_block(lines: tuple[IndexLine, ...], group_chat: bool, tools: bool) ->
 
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
-    """The two system texts of a turn and whether the lookup tool is offered."""
+    """The two system texts of a turn and whether the lookup tool is offered; with
+    ``living_tools`` (the living world, issue 12) ``lore_create`` and ``lore_append`` too."""
 
     stable: str
     per_turn: str
     supports_tools: bool
+    living_tools: bool = False
 
     @property
     def tools(self) -> list[JSONDict]:
         """The neutral tool definitions (empty without tool support)."""
-        return [lookup_tool()] if self.supports_tools else []
+        if not self.supports_tools:
+            return []
+        return [lookup_tool(), *(living_tools() if self.living_tools else [])]
 
     def openai_messages(self) -> list[dict[str, str]]:
         """System messages in OpenAI chat format, stable first; empty parts are left out."""

@@ -27,6 +27,7 @@ from worldbook.core.types import LoreBook, Message, ModelProfile, Selection, Sem
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
 from worldbook.service.cast import BookSource, resolve_books
 from worldbook.service.services import Services
+from worldbook.service.writes import writable_book
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +45,15 @@ class TurnResult:
     selection: Selection
     rendered: RenderedPrompt
     notes: tuple[str, ...] = field(default=())
+    living_book_id: str | None = None  # where this turn's lore_create/lore_append calls go
 
     def to_json(self, trace: TraceLevel = "full") -> dict[str, object]:
         """The selection JSON (``worldbook.service.contract.SelectionOut``)."""
         body = selection_to_json(self.selection, self.rendered, trace=trace)
         if self.notes:
             body["notes"] = [*body["notes"], *self.notes]
+        if self.living_book_id is not None:
+            body["living_world"] = {"book_id": self.living_book_id}
         return body
 
 
@@ -113,9 +117,18 @@ def run_turn(
     tokenizer = services.token_counter(turn.profile.tokenizer_id).tokenizer
     selection = select(core_turn, services.rules, tokenizer, matcher_cache=services.matcher_cache)
     rendered = render(selection, turn.profile)
+    # The living world (issue 12 item 2): the owner's tool-capable turns may add lore.
+    living = writable_book([b for b, _ in records], user_id) if rendered.supports_tools else None
+    if living is not None:
+        rendered = replace(rendered, living_tools=True)
     if record_usage:
         _record_usage(services, selection)
-    return TurnResult(selection=selection, rendered=rendered, notes=tuple(notes + more_notes))
+    return TurnResult(
+        selection=selection,
+        rendered=rendered,
+        notes=tuple(notes + more_notes),
+        living_book_id=living,
+    )
 
 
 def _record_usage(services: Services, selection: Selection) -> None:

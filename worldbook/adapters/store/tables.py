@@ -205,9 +205,7 @@ class LoreWriteRow(_Base, table=True):
         sa.Index("ix_lore_writes_message", "chat_id", "message_id"),
         sa.Index("ix_lore_writes_entry", "entry_id"),
     )
-    seq: int | None = Field(
-        sa_column=sa.Column(sa.Integer(), primary_key=True, autoincrement=True)
-    )
+    seq: int | None = Field(sa_column=sa.Column(sa.Integer(), primary_key=True, autoincrement=True))
     id: str = Field(sa_column=sa.Column(sa.String(ID), nullable=False, unique=True))
     book_id: str = _fk("books.id")
     chat_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))

@@ -19,8 +19,8 @@ from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.entries import EntriesMixin, _draft_values
 from worldbook.adapters.store.living_book import (
-    W,
     SqlLivingBook,
+    W,
     trashed_record,
     with_states,
     write_record,
