@@ -8,6 +8,7 @@ window, undo (with its cascade and trash), and a person's edit winning over the 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -16,11 +17,10 @@ from worldbook.adapters.store import SqlStore
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.living import (
     SEGMENT_JOIN,
-    CallContext,
     LivingLimits,
     WriteCall,
-    parse_call,
 )
+from worldbook.core.living_calls import CallContext, parse_call
 from worldbook.core.records import now
 from worldbook.core.types import BookMode
 from worldbook.errors import (
@@ -61,12 +61,12 @@ def call(
     return parse_call(ctx, tool, arguments)
 
 
-def create(book_id: str, title: str = "Port Vel", call_id: str = "c1", **kw: object) -> WriteCall:
+def create(book_id: str, title: str = "Port Vel", call_id: str = "c1", **kw: Any) -> WriteCall:
     lore = kw.pop("lore", LORE)
     return call(book_id, "lore_create", call_id, title=title, lore=lore, **kw)
 
 
-def append(book_id: str, text: str, call_id: str = "a1", **kw: object) -> WriteCall:
+def append(book_id: str, text: str, call_id: str = "a1", **kw: Any) -> WriteCall:
     return call(book_id, "lore_append", call_id, text=text, **kw)
 
 

@@ -15,15 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from worldbook.core.living import (
-    CallContext,
     LivingLimits,
     TrashedEntry,
     UndoOutcome,
     WriteOutcome,
     WriteRecord,
     is_living,
-    parse_call,
 )
+from worldbook.core.living_calls import CallContext, parse_call
 from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.errors import Conflict, EntryNotFound, WriteNotFound
 from worldbook.service.access import can_view, require_owner
