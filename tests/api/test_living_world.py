@@ -94,8 +94,8 @@ def test_write_answer_replay_and_log(client: TestClient, alice: Headers) -> None
     assert created.status_code == 201, created.text
     answer = created.json()
     assert (answer["effect"], answer["state"], answer["replayed"]) == ("created", "live", False)
-    assert answer["entry"]["title"] == "Port Vel" and answer["result"]
-    entry = client.get(f"/v1/entries/{answer['entry']['id']}", headers=alice).json()
+    assert answer["entry_title"] == "Port Vel" and answer["result"]
+    entry = client.get(f"/v1/entries/{answer['entry_id']}", headers=alice).json()
     assert (entry["book_id"], entry["lore"]) == (book_id, LORE)
     # OpenAI sends the arguments as JSON text: the same call, so a replay.
     again = write(
@@ -165,7 +165,7 @@ def test_undo_regenerate_edit_conflict_trash_and_restore(
 ) -> None:
     book_id = living_book(client, alice)
     made = write(client, alice, book_id, "lore_create", {"title": "Port Vel", "lore": LORE}).json()
-    entry_id = made["entry"]["id"]
+    entry_id = made["entry_id"]
     fact = write(
         client,
         alice,
@@ -211,19 +211,17 @@ def test_undo_regenerate_edit_conflict_trash_and_restore(
         regen["undone"][0]["state"] == "undone"
         and regen["undone"][0]["undo_reason"] == "regenerate"
     )
-    assert client.get(f"/v1/entries/{other['entry']['id']}", headers=alice).status_code == 404
+    assert client.get(f"/v1/entries/{other['entry_id']}", headers=alice).status_code == 404
     trash = client.get(f"/v1/books/{book_id}/entries/trash", headers=alice).json()["entries"]
     assert [(e["id"], e["title"], e["write_id"]) for e in trash] == [
-        (other["entry"]["id"], "Salt Queen", other["id"])
+        (other["entry_id"], "Salt Queen", other["id"])
     ]
     again = client.delete("/v1/chats/chat-1/messages/m3/writes", headers=alice).json()
     assert again == {"undone": [], "kept": []}  # idempotent
-    restored = client.post(f"/v1/entries/{other['entry']['id']}/restore", headers=alice)
+    restored = client.post(f"/v1/entries/{other['entry_id']}/restore", headers=alice)
     assert restored.status_code == 200 and restored.json()["title"] == "Salt Queen"
     assert client.get(f"/v1/books/{book_id}/entries/trash", headers=alice).json()["entries"] == []
-    assert (
-        client.post(f"/v1/entries/{other['entry']['id']}/restore", headers=alice).status_code == 404
-    )
+    assert client.post(f"/v1/entries/{other['entry_id']}/restore", headers=alice).status_code == 404
     # Undo one write directly; a second undo is harmless.
     third = write(
         client,
@@ -236,7 +234,7 @@ def test_undo_regenerate_edit_conflict_trash_and_restore(
     undone = client.post(f"/v1/writes/{third['id']}/undo", headers=alice)
     assert undone.status_code == 200 and undone.json()["undone"][0]["id"] == third["id"]
     assert client.post(f"/v1/writes/{third['id']}/undo", headers=alice).json()["already_undone"]
-    lore = client.get(f"/v1/entries/{other['entry']['id']}", headers=alice).json()["lore"]
+    lore = client.get(f"/v1/entries/{other['entry_id']}", headers=alice).json()["lore"]
     assert lore == "The Salt Queen rules the flooded south."
 
 
@@ -262,5 +260,5 @@ def test_disabled_entries_answer_like_missing_ones(client: TestClient, alice: He
         {"title": entries[0]["title"], "lore": LORE},
         call_id="c2",
     ).json()
-    assert created["effect"] == "created" and created["entry"]["id"] != hidden
+    assert created["effect"] == "created" and created["entry_id"] != hidden
     assert LORE not in client.get(f"/v1/entries/{hidden}", headers=alice).json()["lore"]

@@ -125,7 +125,7 @@ def forward(
         return got
     answer = got.json()
     assert answer["effect"] in ("created", "appended", "unchanged") and answer["result"]
-    entry = client.get(f"/v1/entries/{answer['entry']['id']}", headers=headers).json()
+    entry = client.get(f"/v1/entries/{answer['entry_id']}", headers=headers).json()
     assert entry["book_id"] == book_id and len(entry["lore"]) <= 20_000
     again = client.post("/v1/writes", json=body, headers=headers)
     assert again.status_code == 200 and again.json()["id"] == answer["id"]  # replay

@@ -169,6 +169,9 @@ def test_full_entries_refuse_appends_and_write_nothing(store: SqlStore) -> None:
         )
     assert full.value.field == "arguments.text" and "20,000" in full.value.message
     assert store.get_entry(made.write.entry_id).lore == "x" * 19_990
+    with pytest.raises(LimitExceeded) as by_create:
+        store.record_write(create(book_id, call_id="c2", lore=LORE), limits=LIMITS)
+    assert by_create.value.field == "arguments.lore"  # a create naming the entry is an append
     assert len(store.list_writes(book_id)) == 1
 
 

@@ -35,11 +35,6 @@ class WriteIn(Request):
     )
 
 
-class WrittenEntryOut(BaseModel):
-    id: str
-    title: str
-
-
 class WriteOut(BaseModel):
     """One write of the log. ``state``: live (can be undone), undone, edited (a person edited
     the entry since: kept for good) or deleted (a person deleted the entry)."""
@@ -55,7 +50,8 @@ class WriteOut(BaseModel):
         description="created a new entry, appended to one, or unchanged (already said)."
     )
     state: WriteStateName
-    entry: WrittenEntryOut
+    entry_id: str = Field(description="The entry written (created or appended to).")
+    entry_title: str = Field(description="Its title when written.")
     text: str = Field(description="The created lore or the appended segment (empty if unchanged).")
     created_at: datetime
     undone_at: datetime | None
@@ -74,7 +70,8 @@ class WriteOut(BaseModel):
             tool=write.tool,
             effect=write.effect,
             state=write.state,
-            entry=WrittenEntryOut(id=write.entry_id, title=write.entry_title),
+            entry_id=write.entry_id,
+            entry_title=write.entry_title,
             text=write.text,
             created_at=write.created_at,
             undone_at=write.undone_at,

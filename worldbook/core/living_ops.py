@@ -216,7 +216,7 @@ def _append(
     if already_in(call.text, entry.lore):
         return _record(view, call, entry, "unchanged", at, new_id)
     lore = compose(entry.lore, [call.text])
-    check_composed(lore)
+    check_composed(lore, field="arguments.lore" if call.tool == LORE_CREATE else "arguments.text")
     updated = view.set_lore(entry.id, lore)
     view.put_living(living_state(updated, state.base))
     return _record(view, call, entry, "appended", at, new_id)
