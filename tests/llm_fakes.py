@@ -12,7 +12,8 @@ from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult
 
 class ScriptedLLM:
     """Serves ``replies`` in order: a dict/list is sent as JSON text, a str as is, an
-    exception instance is raised. Running out of replies is a test bug (AssertionError)."""
+    ``LLMResult`` as it is (tool calls, say), an exception instance is raised. Running out of
+    replies is a test bug (AssertionError)."""
 
     def __init__(
         self,
@@ -43,6 +44,8 @@ class ScriptedLLM:
         reply = self.replies.popleft()
         if isinstance(reply, BaseException):
             raise reply
+        if isinstance(reply, LLMResult):
+            return reply
         text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         data = reply if isinstance(reply, dict) else None
         return LLMResult(text=text, data=data, model=self._model, json_mode="json_schema")

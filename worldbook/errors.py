@@ -13,6 +13,7 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     ├── NotFound                       no such object, or the caller may not see it (404)
     │   ├── BookNotFound
     │   ├── EntryNotFound
+    │   ├── WriteNotFound              a living-world write (issue 12 item 2)
     │   └── ApiKeyNotFound
     ├── AuthenticationFailed           missing, unknown or revoked API key (401)
     ├── PermissionDenied               the caller sees the object but may not do this (403)
@@ -126,6 +127,16 @@ class EntryNotFound(NotFound):
         """The one answer for an entry that does not exist or is in a book the caller may not
         see (or, for a lookup, may not use)."""
         return cls(f"entry {entry_id!r} does not exist.", field=field)
+
+
+class WriteNotFound(NotFound):
+    code = "write_not_found"
+
+    @classmethod
+    def for_id(cls, write_id: str) -> WriteNotFound:
+        """The one answer for a write that does not exist or is in a book the caller may not
+        see."""
+        return cls(f"write {write_id!r} does not exist.", field="write_id")
 
 
 class ApiKeyNotFound(NotFound):

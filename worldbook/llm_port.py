@@ -42,6 +42,9 @@ class LLMRequest:
         temperature: sampling temperature; None leaves the server's default.
         seed: asks servers that support it (OpenAI-compatible) for repeatable sampling.
         timeout_s: this call's timeout; None uses the adapter's.
+        tools: neutral tool definitions (``name``, ``description``, ``parameters``: the
+            selection's ``RenderedPrompt.tools``) the model may call; its calls come back in
+            ``LLMResult.tool_calls``. Not combined with ``schema``.
     """
 
     messages: Sequence[LLMMessage]
@@ -51,6 +54,17 @@ class LLMRequest:
     temperature: float | None = None
     seed: int | None = None
     timeout_s: float | None = None
+    tools: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LLMToolCall:
+    """One tool call the model made: its id (the app's ``call_id``), the tool's name and its
+    arguments as the JSON text the model wrote (not validated: the tool's owner does that)."""
+
+    id: str
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +89,7 @@ class LLMResult:
     model: str = ""
     latency_ms: float = 0.0
     json_mode: JsonMode = "none"
+    tool_calls: tuple[LLMToolCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,15 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.living import (
+    LivingLimits,
+    TrashedEntry,
+    UndoOutcome,
+    UndoReason,
+    WriteCall,
+    WriteOutcome,
+    WriteRecord,
+)
 from worldbook.core.ordering import Target
 from worldbook.core.records import (
     ALL_ENTRIES,
@@ -308,3 +317,29 @@ class Store(Protocol):
     def chat_log(self, owner_id: str, chat_id: str, *, limit: int = 50) -> list[ChatLogRecord]:
         """The chat's logged turns, newest first."""
         ...
+
+    # the living world (issue 12 item 2; rules in worldbook.core.living_ops)
+    def record_write(
+        self, call: WriteCall, *, limits: LivingLimits, at: datetime | None = None
+    ) -> WriteOutcome:
+        """Apply a tool call under the book's lock: replay by call, rate limit (429), create
+        (or append to the entry its title names) or append; ``at`` defaults to now."""
+        ...
+
+    def get_write(self, write_id: str) -> WriteRecord: ...
+    def undo_write(
+        self, write_id: str, *, reason: UndoReason = "undo", at: datetime | None = None
+    ) -> UndoOutcome:
+        """Undo one write (idempotent); ``Conflict`` and no change when a person edited or
+        deleted its entry since."""
+        ...
+
+    def list_writes(
+        self, book_id: str, *, limit: int = 50, offset: int = 0
+    ) -> list[WriteRecord]: ...
+    def message_writes(
+        self, owner_id: str, chat_id: str, message_id: str, swipe: int | None = None
+    ) -> list[WriteRecord]: ...
+    def list_entry_trash(self, book_id: str) -> list[TrashedEntry]: ...
+    def get_trashed_entry(self, entry_id: str) -> TrashedEntry: ...
+    def restore_entry(self, entry_id: str) -> EntryRecord: ...

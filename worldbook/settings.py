@@ -212,6 +212,18 @@ class WorldbookSettings(BaseSettings):
         default=10.0, ge=0, le=120, description="Longest Retry-After worldbook waits out."
     )
 
+    # --- the living world (issue 12 item 2; docs/decisions-pending/living.md) ---------------
+    living_writes_per_day: int = Field(
+        default=30, ge=1, le=10_000, description="Live AI writes per book per 24 hours."
+    )
+    living_attempts_per_day: int = Field(
+        default=90,
+        ge=1,
+        le=30_000,
+        description="AI writes per book per 24 hours, undone ones included (bounds regenerate "
+        "loops).",
+    )
+
     @field_validator("llm_url", "llm_model")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:

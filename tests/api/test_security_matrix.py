@@ -26,6 +26,8 @@ from fastapi.testclient import TestClient
 from tests.api.conftest import LORE, Keys, auth
 from worldbook.adapters.store.base import new_id
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.living import LivingLimits
+from worldbook.core.living_calls import CallContext, parse_call
 from worldbook.service.components import Components
 
 ACTORS = ("no_key", "revoked_key", "other_user", "owner")  # the owner last: it may mutate
@@ -40,20 +42,40 @@ class World:
     entry_ids: list[str]
     target_id: str
     state: str
+    write_id: str = ""  # a live living-world write
+    trashed_entry_id: str = ""  # an entry in the book's trash (its create was undone)
     ghost: bool = False  # ids that never existed, same shapes
 
     def as_ghost(self) -> World:
-        return World(new_id(), [new_id() for _ in self.entry_ids], self.target_id, self.state, True)
+        entries = [new_id() for _ in self.entry_ids]
+        return World(new_id(), entries, self.target_id, self.state, new_id(), new_id(), ghost=True)
 
     def ids(self) -> list[str]:
-        return [self.book_id, *self.entry_ids]
+        return [self.book_id, *self.entry_ids, self.write_id, self.trashed_entry_id]
+
+
+def _living_writes(parts: Components, book_id: str) -> tuple[str, str]:
+    """A live write and a trashed entry (made by a create that was undone)."""
+    store = parts.services.store
+
+    def create(call_id: str, title: str) -> str:
+        ctx = CallContext(book_id, "chat-matrix", "m-matrix", call_id)
+        call = parse_call(ctx, "lore_create", {"title": title, "lore": LORE})
+        return store.record_write(call, limits=LivingLimits()).write.id
+
+    live = create("call-1", "Matrix Place")
+    gone = store.undo_write(create("call-2", "Matrix Gone")).trashed_entry_id
+    assert gone is not None
+    return live, gone
 
 
 def build_world(parts: Components, state: str, tag: str) -> World:
     store = parts.services.store
-    book = store.create_book("owner", BookDraft(title=f"World {tag}", tags=["matrix"]))
+    draft = BookDraft(title=f"World {tag}", tags=["matrix"], settings={"living_world": True})
+    book = store.create_book("owner", draft)
     drafts = [EntryDraft(title=f"Topic {i}", lore=f"{LORE} #{i}") for i in range(10)]
     ids = [e.id for e in store.add_entries(book.id, drafts)]
+    write_id, trashed_id = _living_writes(parts, book.id)
     visibility = "public" if state == "trashed" else state
     if visibility != "private":
         store.update_book(book.id, visibility=visibility)
@@ -61,7 +83,7 @@ def build_world(parts: Components, state: str, tag: str) -> World:
     store.attach(book.id, "character", target_id, "owner")
     if state == "trashed":
         store.trash_book(book.id)
-    return World(book.id, ids, target_id, state)
+    return World(book.id, ids, target_id, state, write_id, trashed_id)
 
 
 Request = tuple[str, dict[str, Any]]  # (path, httpx keyword arguments)
@@ -240,6 +262,42 @@ MATRIX: dict[tuple[str, str], Row] = {
     ),
     ("GET", "/v1/chats/{chat_id}/log"): Row(
         "free", 200, _logged_chat, notes="a chat is its user's; see test_chat_log_access"
+    ),
+    # The living world (issue 12 item 2).
+    ("POST", "/v1/writes"): Row(
+        "own",
+        201,
+        lambda w, p: (
+            "/v1/writes",
+            {
+                "json": {
+                    "book_id": w.book_id,
+                    "chat_id": "chat-matrix",
+                    "message_id": "m-matrix-2",
+                    "call_id": "call-new",
+                    "tool": "lore_create",
+                    "arguments": {"title": "New Place", "lore": LORE},
+                }
+            },
+        ),
+    ),
+    ("POST", "/v1/writes/{write_id}/undo"): Row(
+        "own", 200, lambda w, p: (f"/v1/writes/{w.write_id}/undo", {})
+    ),
+    ("DELETE", "/v1/chats/{chat_id}/messages/{message_id}/writes"): Row(
+        "free",
+        200,
+        lambda w, p: ("/v1/chats/chat-matrix/messages/m-matrix/writes", {}),
+        notes="undoes only the caller's own books' writes",
+    ),
+    ("GET", "/v1/books/{book_id}/writes"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/writes", {})
+    ),
+    ("GET", "/v1/books/{book_id}/entries/trash"): Row(
+        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/entries/trash", {})
+    ),
+    ("POST", "/v1/entries/{entry_id}/restore"): Row(
+        "own", 200, lambda w, p: (f"/v1/entries/{w.trashed_entry_id}/restore", {})
     ),
 }
 

@@ -459,11 +459,10 @@ def test_the_page_counts_lengths_like_the_server(browser: Browser, server: Serve
 
 
 def _api_with_living_world(route: Any) -> None:
-    """The real /openapi.json plus what the living-world branch adds: a hybrid mode, a
-    living_world book field, and the write-log routes (the page must discover them)."""
+    """The real /openapi.json with the living-world switch declared as a top-level book field
+    (the other shape the page supports; the server keeps it in ``settings``)."""
     doc = route.fetch().json()
     schemas = doc["components"]["schemas"]
-    schemas["BookMode"]["enum"] = [*schemas["BookMode"]["enum"], "hybrid"]
     schemas["BookPatch"]["properties"]["living_world"] = {"type": "boolean"}
     doc["paths"]["/v1/books/{book_id}/writes"] = {"get": {"responses": {}}}
     doc["paths"]["/v1/writes/{write_id}/undo"] = {"post": {"responses": {}}}
@@ -479,9 +478,10 @@ def test_the_page_shows_what_the_api_declares(
     page.goto(f"{server.base}/ui/#/book/{eldoria}/settings")
     page.wait_for_selector("select[name=mode]")
     modes = page.locator("select[name=mode] option").all_inner_texts()
-    assert modes == ["world", "classic"]  # what this server's BookMode accepts
-    assert page.locator("input[name=living_world]").count() == 0
-    assert page.locator("nav.tabs a:text-is('Write log')").count() == 0
+    assert modes == ["world", "classic", "hybrid"]  # what this server's BookMode accepts
+    # The server keeps the living-world switch in the book's settings and has the write log.
+    assert page.locator("input[name='settings.living_world']").count() == 1
+    assert page.locator("nav.tabs a:text-is('Write log')").count() == 1
 
     undone: list[str] = []
 

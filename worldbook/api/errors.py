@@ -34,6 +34,7 @@ STATUS: dict[type[e.WorldbookError], int] = {
     e.NotFound: 404,
     e.BookNotFound: 404,
     e.EntryNotFound: 404,
+    e.WriteNotFound: 404,
     e.ApiKeyNotFound: 404,
     e.AuthenticationFailed: 401,
     e.PermissionDenied: 403,

@@ -187,8 +187,10 @@ BOOK_SETTINGS: dict[str, type] = {
     "group_scoring": bool,
     "min_activations": int,
     "min_activations_depth_max": int,
+    "living_world": bool,  # the AI may add to the book during its owner's turns (issue 12)
 }
-"""The book settings the classic engine reads, by type; other keys are kept verbatim."""
+"""The book settings worldbook reads (the classic engine's, and the living-world switch), by
+type; other keys are kept verbatim."""
 
 
 def validate_book_settings(

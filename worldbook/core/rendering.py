@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from worldbook.core.living_tools import living_tools
 from worldbook.core.types import (
     CLASSIC_VIAS,
     IndexLine,
@@ -98,17 +99,21 @@ def _lore_message(entry: InjectedEntry, group_chat: bool) -> tuple[Role, str]:
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
     """The two system texts of a turn, the lorebook slot between them (role, text per
-    message), and whether the lookup tool is offered."""
+    message), and whether the lookup tool is offered; with ``living_tools`` (the living world,
+    issue 12) ``lore_create`` and ``lore_append`` too."""
 
     stable: str
     per_turn: str
     supports_tools: bool
     lorebook: tuple[tuple[Role, str], ...] = ()
+    living_tools: bool = False
 
     @property
     def tools(self) -> list[JSONDict]:
         """The neutral tool definitions (empty without tool support)."""
-        return [lookup_tool()] if self.supports_tools else []
+        if not self.supports_tools:
+            return []
+        return [lookup_tool(), *(living_tools() if self.living_tools else [])]
 
     def openai_messages(self) -> list[dict[str, str]]:
         """Messages in OpenAI chat format: the stable system text, the lorebook slot (one

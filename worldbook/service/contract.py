@@ -269,6 +269,12 @@ class LorebookOut(BaseModel):
     tokens: int = 0
 
 
+class LivingWorldOut(BaseModel):
+    """Where this turn's ``lore_create`` / ``lore_append`` calls go (``POST /v1/writes``)."""
+
+    book_id: str
+
+
 class SelectionOut(BaseModel):
     """The selection of one turn and its rendering (OpenAI ``messages``/``tools`` and
     Anthropic ``system``/``tools``)."""
@@ -290,6 +296,12 @@ class SelectionOut(BaseModel):
     anthropic: AnthropicOut
     trace: list[TraceOut]
     trace_level: TraceLevel = "full"
+    living_world: LivingWorldOut | None = Field(
+        default=None,
+        description="Present when the tools include lore_create and lore_append: the acting "
+        "user owns a book of this turn with settings.living_world on, and the model takes "
+        "tools. Forward those calls to POST /v1/writes with this book_id.",
+    )
 
 
 class LookupOut(BaseModel):

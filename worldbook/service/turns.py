@@ -47,6 +47,7 @@ from worldbook.service.classic_turn import (
 )
 from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
+from worldbook.service.writes import writable_book
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class TurnResult:
     books: tuple[tuple[BookRecord, str | None], ...] = ()  # the turn's books (and character)
     classic: ClassicResult | None = None  # the classic pool's result (None: no classic book)
     messages: int = 0
+    living_book_id: str | None = None  # where this turn's lore_create/lore_append calls go
 
     def log_record(self, chat_length: int | None = None) -> dict[str, Any]:
         """What went in and why, as the chat's request log keeps it (``--explain``)."""
@@ -86,6 +88,8 @@ class TurnResult:
         body = selection_to_json(self.selection, self.rendered, trace=trace)
         if self.notes:
             body["notes"] = [*body["notes"], *self.notes]
+        if self.living_book_id is not None:
+            body["living_world"] = {"book_id": self.living_book_id}
         return body
 
 
@@ -165,6 +169,10 @@ def run_turn(
         services, _classic_input(user_id, turn), records, selection
     )
     rendered = render(selection, turn.profile)
+    # The living world (issue 12 item 2): the owner's tool-capable turns may add lore.
+    living = writable_book([b for b, _ in records], user_id) if rendered.supports_tools else None
+    if living is not None:
+        rendered = replace(rendered, living_tools=True)
     if record_usage:
         _write_chat(services, user_id, turn, records, selection, classic)
         _record_usage(services, selection)
@@ -175,6 +183,7 @@ def run_turn(
         books=tuple(records),
         classic=classic.result if classic else None,
         messages=len(turn.messages),
+        living_book_id=living,
     )
 
 

@@ -34,13 +34,13 @@ from worldbook.errors import (
 from worldbook.ports import Vectors
 from worldbook.testing.memory_books import new_id
 from worldbook.testing.memory_chats import ChatTable
-from worldbook.testing.memory_entries import EntryTable
+from worldbook.testing.memory_writes import WriteTable
 
 
-class InMemoryStore(ChatTable, EntryTable):
+class InMemoryStore(ChatTable, WriteTable):
     """The ``Store`` port in memory: books and attachments (:class:`BookTable`), entries
-    (:class:`EntryTable`), chats (:class:`ChatTable`), and here vectors, usage, token counts
-    and import jobs."""
+    (:class:`EntryTable`), chats (:class:`ChatTable`), the living world (:class:`WriteTable`),
+    and here vectors, usage, token counts and import jobs."""
 
     def __init__(self) -> None:
         super().__init__()

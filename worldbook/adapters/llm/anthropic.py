@@ -19,7 +19,7 @@ import httpx
 from worldbook.adapters.llm._http import json_body, post_json
 from worldbook.core.json_reply import find_json_object
 from worldbook.errors import LanguageModelError, LLMTruncated
-from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMUsage
+from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMToolCall, LLMUsage
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_URL = "https://api.anthropic.com"
@@ -106,6 +106,15 @@ class AnthropicLLM:
                 }
             ]
             body["tool_choice"] = {"type": "tool", "name": request.schema_name}
+        elif request.tools:
+            body["tools"] = [
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": t["parameters"],
+                }
+                for t in request.tools
+            ]
         return body
 
     def complete(self, request: LLMRequest) -> LLMResult:
@@ -131,10 +140,17 @@ class AnthropicLLM:
             raise LanguageModelError("The Anthropic API sent a message with no content.")
         data: Any = None
         texts: list[str] = []
+        calls: list[LLMToolCall] = []
         for block in blocks:
             if not isinstance(block, Mapping):
                 continue
             if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                if request.schema is None:  # the model called one of the request's tools
+                    arguments = json.dumps(block["input"], ensure_ascii=False)
+                    calls.append(
+                        LLMToolCall(str(block.get("id") or ""), str(block.get("name")), arguments)
+                    )
+                    continue
                 data = block["input"]
                 texts.append(json.dumps(data, ensure_ascii=False))
             elif block.get("type") == "text":
@@ -162,6 +178,7 @@ class AnthropicLLM:
             model=str(body.get("model") or self._model),
             latency_ms=latency_ms,
             json_mode="tool" if request.schema is not None else "none",
+            tool_calls=tuple(calls),
         )
 
 

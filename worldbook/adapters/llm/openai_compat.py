@@ -36,6 +36,7 @@ from worldbook.llm_port import (
     LLMMessage,
     LLMRequest,
     LLMResult,
+    LLMToolCall,
     LLMUsage,
 )
 
@@ -206,6 +207,8 @@ class OpenAICompatibleLLM:
             }
         elif schema is not None and mode == "json_object":
             body["response_format"] = {"type": "json_object"}
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": dict(t)} for t in request.tools]
         return body
 
     def _call(self, request: LLMRequest, mode: JsonMode) -> LLMResult:
@@ -265,7 +268,23 @@ class OpenAICompatibleLLM:
             model=str(body.get("model") or self.model),
             latency_ms=latency_ms,
             json_mode=mode,
+            tool_calls=_tool_calls(message if isinstance(message, dict) else {}),
         )
+
+
+def _tool_calls(message: Mapping[str, Any]) -> tuple[LLMToolCall, ...]:
+    """``message.tool_calls`` (function calls; arguments are JSON text on this protocol)."""
+    calls = message.get("tool_calls")
+    found: list[LLMToolCall] = []
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            continue
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        found.append(LLMToolCall(str(call.get("id") or ""), function["name"], arguments))
+    return tuple(found)
 
 
 def _content_text(message: Mapping[str, Any]) -> str:

@@ -10,10 +10,18 @@ from worldbook.adapters.store.keys import KeysMixin
 from worldbook.adapters.store.migrate import upgrade_database
 from worldbook.adapters.store.usage import UsageMixin
 from worldbook.adapters.store.vectors import VectorsMixin
+from worldbook.adapters.store.writes import WritesMixin
 
 
 class SqlStore(
-    KeysMixin, BooksMixin, AttachmentsMixin, EntriesMixin, VectorsMixin, UsageMixin, ChatsMixin
+    KeysMixin,
+    BooksMixin,
+    AttachmentsMixin,
+    WritesMixin,  # the living world (before EntriesMixin, which it builds on)
+    EntriesMixin,
+    VectorsMixin,
+    UsageMixin,
+    ChatsMixin,
 ):
     """The store on SQLite (default) or PostgreSQL, chosen by the SQLAlchemy URL.
 

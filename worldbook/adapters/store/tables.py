@@ -233,6 +233,64 @@ class ChatLogRow(_Base, table=True):
     record: dict[str, Any] = _json()
 
 
+# --- the living world (issue 12 item 2; migration 0004) ----------------------------------
+
+
+class LoreWriteRow(_Base, table=True):
+    """One living-world write (the write log). An append's text is its stored segment."""
+
+    __tablename__ = "lore_writes"
+    __table_args__ = (
+        sa.UniqueConstraint("book_id", "call_key", name="uq_lore_writes_call"),
+        sa.Index("ix_lore_writes_book_created", "book_id", "created_at"),
+        sa.Index("ix_lore_writes_message", "chat_id", "message_id"),
+        sa.Index("ix_lore_writes_entry", "entry_id"),
+    )
+    seq: int | None = Field(sa_column=sa.Column(sa.Integer(), primary_key=True, autoincrement=True))
+    id: str = Field(sa_column=sa.Column(sa.String(ID), nullable=False, unique=True))
+    book_id: str = _fk("books.id")
+    chat_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))
+    message_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))
+    swipe: int | None = Field(sa_column=sa.Column(sa.Integer(), nullable=True))
+    call_id: str = Field(sa_column=sa.Column(sa.String(USER_ID), nullable=False))
+    call_key: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    arguments_sha: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    tool: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    effect: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    # No foreign key: the log outlives the entry (deleted by a person, or in the trash).
+    entry_id: str = Field(sa_column=sa.Column(sa.String(ID), nullable=False))
+    entry_title: str = Field(sa_column=sa.Column(sa.String(100), nullable=False))
+    text: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))
+    created_at: datetime = _ts()
+    undone_at: datetime | None = _ts(nullable=True)
+    undo_reason: str | None = Field(sa_column=sa.Column(sa.String(16), nullable=True))
+    edited_at: datetime | None = _ts(nullable=True)
+
+
+class LivingEntryRow(_Base, table=True):
+    """An entry the AI wrote to: its base text and what the last living write left."""
+
+    __tablename__ = "living_entries"
+    entry_id: str = _fk("entries.id", primary_key=True)
+    book_id: str = _fk("books.id", index=True)
+    base: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))
+    lore_sha: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    fields_sha: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+
+
+class EntryTrashRow(_Base, table=True):
+    """An entry taken out of its book by undoing its create; restorable."""
+
+    __tablename__ = "entry_trash"
+    entry_id: str = Field(sa_column=sa.Column(sa.String(ID), primary_key=True))
+    book_id: str = _fk("books.id", index=True)
+    position: int = Field(sa_column=sa.Column(sa.BigInteger(), nullable=False))
+    draft: dict[str, Any] = _json()
+    created_at: datetime = _ts()
+    trashed_at: datetime = _ts()
+    write_id: str | None = Field(sa_column=sa.Column(sa.String(ID), nullable=True))
+
+
 metadata: sa.MetaData = _Base.metadata
 
 
@@ -257,3 +315,6 @@ token_counts = table(TokenCountRow)
 import_jobs = table(ImportJobRow)
 chat_state = table(ChatStateRow)
 chat_log = table(ChatLogRow)
+lore_writes = table(LoreWriteRow)
+living_entries = table(LivingEntryRow)
+entry_trash = table(EntryTrashRow)

@@ -4,7 +4,7 @@
 written only for books whose ``book_usage`` row exists, and ``purge_book`` deletes them.
 
 Revision ID: 0006
-Revises: 0003 (the living-world revision 0004 will be chained before it at merge)
+Revises: 0004
 Create Date: 2026-12-03
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
