@@ -281,3 +281,20 @@ def test_entry_listing_shows_usage_to_the_owner_only(
     path = f"/v1/books/{book['id']}/entries"
     assert all(e["usage"] is not None for e in client.get(path, headers=alice).json()["entries"])
     assert all(e["usage"] is None for e in client.get(path, headers=bob).json()["entries"])
+
+
+def test_user_name_fills_the_macros_of_a_turn(client: TestClient, alice: H) -> None:
+    # Issue 17 through HTTP: select, preview and lookup take user_name.
+    made = client.post("/v1/books", json={"title": "Sea"}, headers=alice).json()
+    entry = {"title": "Loving {{user}}", "lore": "{{user}} is loved by the whole harbour town."}
+    client.post(f"/v1/books/{made['id']}/entries", json=entry, headers=alice)
+    turn = {"book_ids": [made["id"]], "user_name": "Ari"}
+    body = {**turn, "messages": [{"role": "user", "content": "hi"}]}
+    selected = client.post("/v1/select", json=body, headers=alice).json()
+    assert selected["injected"][0]["text"] == "Ari is loved by the whole harbour town."
+    preview = client.post("/v1/preview", json={**turn, "message": "hi"}, headers=alice).json()
+    assert preview["injected"][0]["title"] == "Loving Ari"
+    found = client.post("/v1/lookup", json={**turn, "title": "Loving Ari"}, headers=alice)
+    assert found.status_code == 200 and found.json()["lore"].startswith("Ari is loved")
+    entries = client.get(f"/v1/books/{made['id']}/entries", headers=alice).json()["entries"]
+    assert entries[0]["title"] == "Loving {{user}}"  # stored as written

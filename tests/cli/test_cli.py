@@ -218,3 +218,19 @@ def test_select_explain_prints_the_request_log_of_a_classic_turn(
     assert "[keyword] Dragon — 2 tokens: key 'dragon' in message 0" in out
     assert "lorebook 2/2000" in out
     assert "left_out Orc: no_match: no key matched" in out  # every entry's fate follows
+
+
+@needs_samples
+def test_select_fills_user_and_character_names(cli: CliRunner, tmp_path: Path) -> None:
+    # Issue 17: --user-name and --character ID:NAME fill {{user}} / {{char}} in the lore.
+    book = run(cli, "import", str(SAMPLES / "contest_Assistant_Sakana.png"), "--json")["book_id"]
+    messages = write_messages(
+        tmp_path / "m.json", [{"role": "user", "content": "魚について教えて"}]
+    )
+    args = ("select", "--book", book, "--messages", messages, "--json")
+    named = run(cli, *args, "--user-name", "Ari", "--character", "sakana:Sakana")
+    texts = json.dumps([e["text"] for e in named["injected"]], ensure_ascii=False)
+    assert "{{user}}" not in texts and "Ari" in texts
+    bare = run(cli, *args)
+    assert any("{{user}}" in e["text"] for e in bare["injected"])
+    assert any("user_name" in note for note in bare["notes"])

@@ -228,11 +228,11 @@ class MatcherCache:
         being built in the background)."""
         if not book.version:
             return self._build(book)
-        key = (book.id, book.version)
+        key = book.matcher_key
         matcher = self._items.get(key)
         if matcher is not None:
             return matcher
-        base = self._latest.get(book.id)
+        base = self._latest.get(key[0])
         if self._builder is not None and base is not None:
             changed = changed_names(base.names, book)
             if len(changed) <= self._overlay_max:
@@ -260,11 +260,11 @@ class MatcherCache:
         self._finish(book, self._build(book))
 
     def _finish(self, book: LoreBook, matcher: BookMatcher) -> BookMatcher:
-        key = (book.id, book.version)
+        key = book.matcher_key
         self._items.put(key, matcher)
-        self._latest.put(book.id, matcher)
+        self._latest.put(key[0], matcher)
         # An older version of the same book will never be asked for again.
-        self._items.discard_where(lambda k: k[0] == book.id and k != key)
+        self._items.discard_where(lambda k: k[0] == key[0] and k != key)
         return matcher
 
 

@@ -107,7 +107,10 @@ class LoreBook:
 
     ``character`` names the character whose attachment brought the book in (None for
     story/novel books and explicit book ids); group chats label lore with it.
-    ``version`` changes whenever the book or any entry changes (matcher caches key on it).
+    ``version`` changes whenever the book or any entry changes (derived caches key on it).
+    ``matcher_id`` / ``matcher_version`` name its literal matcher when they differ from the id
+    and version: a view with names filled in (macros, issue 17) whose titles and aliases are
+    those of the stored book shares its automaton; one whose names changed gets its own.
     """
 
     id: str
@@ -115,6 +118,13 @@ class LoreBook:
     entries: tuple[LoreEntry, ...]
     character: str | None = None
     version: str = ""
+    matcher_id: str = ""
+    matcher_version: str = ""
+
+    @property
+    def matcher_key(self) -> tuple[str, str]:
+        """(family, version) of the literal matcher of this book."""
+        return (self.matcher_id or self.id, self.matcher_version or self.version)
 
     def indexed_share(self) -> float:
         """Share of enabled entries that have a current vector (1.0 for an empty book)."""

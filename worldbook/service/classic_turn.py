@@ -46,6 +46,7 @@ from worldbook.core.types import (
     TraceRecord,
     Via,
 )
+from worldbook.service.macro_books import Namer
 from worldbook.service.services import Services
 
 CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
@@ -62,6 +63,7 @@ class ClassicInput:
     chat_length: int | None = None
     assistant_messages: int | None = None
     greeting_index: int | None = None
+    names: Namer | None = None  # the names of each book's macros (issue 17)
 
 
 def pool_of(
@@ -69,8 +71,10 @@ def pool_of(
     books: Sequence[tuple[BookRecord, str | None]],
     tokenizer_id: str,
     whole_books: Sequence[str],
+    names: Namer | None = None,
 ) -> list[ClassicBook]:
-    """The classic pool: classic books, and hybrid books that did not travel whole."""
+    """The classic pool: classic books, and hybrid books that did not travel whole — with
+    their macros filled in with the chat's names (keys included: issue 17)."""
     counter = services.token_counter(tokenizer_id)
     whole = set(whole_books)
     pool: list[ClassicBook] = []
@@ -82,6 +86,8 @@ def pool_of(
         book = services.classic_books.get(
             record, tokenizer_id=counter.tokenizer_id, count_many=counter.count_many
         )
+        if names is not None:
+            book = services.macro_books.classic(book, names(character), counter.count_many)
         pool.append(replace(book, character=character) if character else book)
     return pool
 
@@ -108,7 +114,7 @@ def add_classic_lore(
     selection: Selection,
 ) -> tuple[Selection, ClassicPass | None]:
     """The selection with the classic pool's lore merged in (unchanged without a pool)."""
-    pool = pool_of(services, books, turn.tokenizer_id, selection.whole_books)
+    pool = pool_of(services, books, turn.tokenizer_id, selection.whole_books, turn.names)
     if not pool:
         return selection, None
     hybrid = {b.id for b, _ in books if b.mode is BookMode.HYBRID}

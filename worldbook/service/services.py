@@ -24,6 +24,7 @@ from worldbook.errors import QueueUnavailable
 from worldbook.ports import Embedder, IndexQueue, Store, TokenizerSource, UsageSink, VectorIndex
 from worldbook.service.classic_books import ClassicBookCache
 from worldbook.service.lore_books import LoreBookCache
+from worldbook.service.macro_books import MacroBooks
 from worldbook.service.prewarm import PrewarmQueue
 from worldbook.service.query_embeddings import QueryEmbeddings
 from worldbook.service.token_counts import TokenCounter
@@ -65,6 +66,7 @@ class Services:
         # full automaton is built in the background (issue 13: no turn pays for an edit).
         self.matcher_cache = MatcherCache(max_books=settings.index_cache_books, background=True)
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
+        self.macro_books = MacroBooks()  # books with {{char}}/{{user}} filled in (issue 17)
         self.classic_books = ClassicBookCache(store, max_books=settings.index_cache_books)
         self.classic_matchers = ClassicMatcherCache(max_books=settings.index_cache_books)
         self._counters: dict[str, TokenCounter] = {}

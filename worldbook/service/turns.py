@@ -22,6 +22,7 @@ from typing import Any
 
 from worldbook.core import limits
 from worldbook.core.classic import ClassicResult
+from worldbook.core.macros import MacroNames
 from worldbook.core.matching import normalize
 from worldbook.core.records import BookRecord
 from worldbook.core.rendering import RenderedPrompt, render
@@ -45,6 +46,7 @@ from worldbook.service.classic_turn import (
     add_classic_lore,
     chat_state_rows,
 )
+from worldbook.service.macro_books import Namer, missing_note, namer
 from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
 from worldbook.service.writes import writable_book
@@ -117,16 +119,29 @@ class TurnInput:
 
 
 def _lore_books(
-    services: Services, books: list[tuple[BookRecord, str | None]], profile: ModelProfile
+    services: Services,
+    books: list[tuple[BookRecord, str | None]],
+    profile: ModelProfile,
+    names: Namer | None = None,
+    notes: list[str] | None = None,
 ) -> list[LoreBook]:
+    """The turn's world books as the turn sees them: macros filled in with the chat's names
+    (issue 17; without ``names`` macros stay as written); a note per book whose macros lack a
+    name."""
     counter = services.token_counter(profile.tokenizer_id)
+    names = names or (lambda _character: MacroNames())
     built: list[LoreBook] = []
     for book, character in books:
         services.sync_vector_index(book)
         lore = services.lore_books.get(
             book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
         )
-        built.append(replace(lore, character=character) if character else lore)
+        view = services.macro_books.view(
+            lore, names(character), tokenizer_id=counter.tokenizer_id, count_many=counter.count_many
+        )
+        if view.missing and notes is not None:
+            notes.append(missing_note(book.title, view.missing))
+        built.append(replace(view.book, character=character) if character else view.book)
     return built
 
 
@@ -158,7 +173,8 @@ def run_turn(
     """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
     records, notes = resolve_books(services, user_id, turn.source)
     world = [(b, c) for b, c in records if b.mode is not BookMode.CLASSIC]
-    books = _lore_books(services, world, turn.profile)
+    names = namer(turn.source, turn.chat_id, turn.user_name)
+    books = _lore_books(services, world, turn.profile, names, notes)
     hits, more_notes = _semantic_hits(services, books, turn.messages, turn.profile)
     core_turn = Turn(
         books=tuple(books), messages=turn.messages, profile=turn.profile, semantic_hits=hits
@@ -196,6 +212,7 @@ def _classic_input(user_id: str, turn: TurnInput) -> ClassicInput:
         chat_length=turn.counts.chat_length,
         assistant_messages=turn.counts.assistant_messages,
         greeting_index=turn.counts.greeting_index,
+        names=namer(turn.source, turn.chat_id, turn.user_name),
     )
 
 
@@ -311,19 +328,28 @@ def check_messages(messages: Sequence[Message]) -> None:
 
 
 def lookup_entry(
-    services: Services, *, user_id: str, source: BookSource, title: str, profile: ModelProfile
+    services: Services,
+    *,
+    user_id: str,
+    source: BookSource,
+    title: str,
+    profile: ModelProfile,
+    chat_id: str | None = None,
+    user_name: str | None = None,
 ) -> tuple[LoreBook, str, str]:
-    """The full lore of the entry the model asked for by title (or alias), only from the turn's
-    books, never a disabled one. Returns (book, entry id, lore)."""
+    """The full lore of the entry the model asked for by title (or alias, names filled in as
+    the turn showed them), only from the turn's books, never a disabled one. Returns (book,
+    entry id, lore)."""
     wanted = normalize(title).strip()
     if not wanted:
         raise InvalidInput("Give the title of the entry to look up.", field="title")
     records, _ = resolve_books(services, user_id, source)
-    for book in _lore_books(services, records, profile):
+    names = namer(source, chat_id, user_name)
+    for book in _lore_books(services, records, profile, names):
         for entry in book.entries:
             if not entry.enabled:
                 continue
-            names = (entry.title, *entry.aliases)
-            if any(normalize(n).strip() == wanted for n in names):
+            called = (entry.title, *entry.aliases)
+            if any(normalize(n).strip() == wanted for n in called):
                 return book, entry.id, entry.lore
     raise EntryNotFound(f"No enabled entry titled {title!r} in this turn's books.", field="title")

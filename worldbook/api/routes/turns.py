@@ -78,6 +78,8 @@ def lookup(body: LookupRequest, caller: CallerDep, services: ServicesDep) -> Loo
         source=source,
         title=body.title,
         profile=profile_of(services.settings, body),
+        chat_id=body.chat_id,
+        user_name=body.user_name,
     )
     title = next(e.title for e in book.entries if e.id == entry_id)
     return LookupOut(book_id=book.id, entry_id=entry_id, title=title, lore=lore)

@@ -1,0 +1,188 @@
+"""Books as a turn sees them: with ``{{char}}``, ``{{user}}`` and the lore macros filled in
+(issue 17; the rules are :mod:`worldbook.core.macros`).
+
+What is stored and exported never changes; a turn works on a *view* of each book with the names
+of its chat: titles, aliases and keys with the names in (so "Loving {{user}}" is named by
+"Loving Ari"), lore with the names in (so token counts, budgets and cuts are the text sent).
+
+- ``{{char}}`` is the character whose attachment brought the book in, or — for a book named by
+  id — the first cast member's name; ``{{user}}`` is the request's ``user_name``. A macro
+  without a name is left as written and the turn's notes say so.
+- A view is cached by (book version, tokenizer, names): the names do not change within a chat,
+  so the stable prefix of its turns stays byte-identical. Books without macros are their own
+  view (no copy, shared caches).
+- A view gets its own ``version`` (derived texts such as cuts key on it) and, when its titles or
+  aliases changed, its own ``matcher_version``: different names never share an automaton, and
+  a book whose macros are only in its lore keeps sharing one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from worldbook.core.classic import ClassicBook, ClassicEntry
+from worldbook.core.lru import LRU
+from worldbook.core.macros import MacroNames, has_macros, substitute
+from worldbook.core.types import LoreBook, LoreEntry
+
+if TYPE_CHECKING:
+    from worldbook.service.cast import BookSource
+
+CountMany = Callable[[Sequence[str]], list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A book as the turn sees it and the macros left for want of a name."""
+
+    book: LoreBook
+    missing: frozenset[str] = frozenset()
+
+
+def names_of(
+    source: BookSource, character: str | None, chat_id: str | None, user: str | None
+) -> MacroNames:
+    """The names a book's macros take: its character's name (``character`` is the label its
+    attachment gave it: the member's name, or its id when the app sent no name), else the
+    first cast member's name for books named by id."""
+    char: str | None = None
+    if character is None:
+        char = next((m.name for m in source.characters if m.name), None)
+    else:
+        char = next((m.name for m in source.characters if m.name == character), None)
+    return MacroNames(char=char, user=user, chat=chat_id or "")
+
+
+Namer = Callable[[str | None], MacroNames]
+"""The names of a book's macros from the label its attachment gave it (None: named by id)."""
+
+
+def namer(source: BookSource, chat_id: str | None, user: str | None) -> Namer:
+    return lambda character: names_of(source, character, chat_id, user)
+
+
+def missing_note(title: str, missing: frozenset[str]) -> str:
+    """What the trace says of macros left as written for want of a name."""
+    asks = {"user": "user_name in the request", "char": "a cast member with a name"}
+    left = ", ".join(f"{{{{{m}}}}}" for m in sorted(missing))
+    needs = " and ".join(asks[m] for m in sorted(missing))
+    return f"Book '{title}': {left} left as written — give {needs} to fill it in."
+
+
+def _tag(names: MacroNames) -> str:
+    return hashlib.blake2b(names.key.encode(), digest_size=6).hexdigest()
+
+
+class MacroBooks:
+    """Bounded caches of world and classic views (thread-safe)."""
+
+    def __init__(self, *, max_views: int = 512) -> None:
+        self._plain: LRU[tuple[str, str], bool] = LRU(max_views)
+        self._views: LRU[tuple[str, str, str, str], tuple[LoreBook, View]] = LRU(max_views)
+        self._classic: LRU[tuple[str, str], tuple[ClassicBook, ClassicBook]] = LRU(max_views)
+
+    def view(
+        self, book: LoreBook, names: MacroNames, *, tokenizer_id: str, count_many: CountMany
+    ) -> View:
+        """``book`` with its macros filled (``book`` itself when it has none)."""
+        if not self._has_macros(book):
+            return View(book)
+        key = (book.id, book.version, tokenizer_id, names.key)
+        cached = self._views.get(key)
+        if cached is not None and cached[0] is book:  # the same build (indexed flags included)
+            return cached[1]
+        made = _world_view(book, names, count_many)
+        self._views.put(key, (book, made))
+        return made
+
+    def classic(self, book: ClassicBook, names: MacroNames, count_many: CountMany) -> ClassicBook:
+        """A classic book with its keys and content filled (itself when it has no macros)."""
+        key = (book.cache_key, names.key)
+        cached = self._classic.get(key)
+        if cached is not None and cached[0] is book:
+            return cached[1]
+        made = _classic_view(book, names, count_many)
+        self._classic.put(key, (book, made))
+        return made
+
+    def _has_macros(self, book: LoreBook) -> bool:
+        key = (book.id, book.version)
+        found = self._plain.get(key)
+        if found is None:
+            found = any(
+                has_macros(e.lore) or has_macros(e.title) or any(map(has_macros, e.aliases))
+                for e in book.entries
+            )
+            self._plain.put(key, found)
+        return found
+
+
+def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> View:
+    missing: set[str] = set()
+    names_changed = False
+    entries: list[LoreEntry] = []
+    recount: list[int] = []
+    for entry in book.entries:
+        title = substitute(entry.title, names, f"{entry.id}.title")
+        aliases = [
+            substitute(a, names, f"{entry.id}.alias.{i}") for i, a in enumerate(entry.aliases)
+        ]
+        lore = substitute(entry.lore, names, f"{entry.id}.lore")
+        for part in (title, lore, *aliases):
+            missing |= part.missing
+        new_aliases = tuple(a.text for a in aliases)
+        if title.text != entry.title or new_aliases != entry.aliases:
+            names_changed = True
+        if lore.text != entry.lore:
+            recount.append(len(entries))
+        entries.append(replace(entry, title=title.text, aliases=new_aliases, lore=lore.text))
+    for i, tokens in zip(recount, count_many([entries[i].lore for i in recount]), strict=True):
+        entries[i] = replace(entries[i], tokens=tokens)
+    tag = _tag(names)
+    family, matcher_version = book.matcher_key
+    if names_changed:  # its own automaton family, diffed against itself across edits
+        family = f"{family}~{tag}"
+    view = replace(
+        book,
+        entries=tuple(entries),
+        version=f"{book.version}~{tag}",
+        matcher_id=family,
+        matcher_version=matcher_version,
+    )
+    return View(view, frozenset(missing))
+
+
+def _classic_view(book: ClassicBook, names: MacroNames, count_many: CountMany) -> ClassicBook:
+    changed: list[int] = []
+    entries: list[ClassicEntry] = []
+    for entry in book.entries:
+        fields = {
+            "title": entry.title,
+            "content": entry.content,
+            "keys": entry.keys,
+            "secondary_keys": entry.secondary_keys,
+        }
+        if not any(
+            has_macros(t) for t in (entry.title, entry.content, *entry.keys, *entry.secondary_keys)
+        ):
+            entries.append(entry)
+            continue
+        key = entry.id
+        fields["title"] = substitute(entry.title, names, f"{key}.title").text
+        fields["content"] = substitute(entry.content, names, f"{key}.lore").text
+        fields["keys"] = tuple(substitute(k, names, f"{key}.key").text for k in entry.keys)
+        fields["secondary_keys"] = tuple(
+            substitute(k, names, f"{key}.key2").text for k in entry.secondary_keys
+        )
+        changed.append(len(entries))
+        entries.append(replace(entry, **fields))  # type: ignore[arg-type]
+    if not changed:
+        return book
+    counted = [i for i in changed if entries[i].tokens is not None]
+    texts = [entries[i].content.strip() for i in counted]
+    for i, tokens in zip(counted, count_many(texts), strict=True):
+        entries[i] = replace(entries[i], tokens=tokens)
+    return replace(book, entries=tuple(entries), cache_key=f"{book.cache_key}~{_tag(names)}")
