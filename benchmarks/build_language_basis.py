@@ -7,7 +7,7 @@ the per-language mean vectors of the parallel neutral corpus, as package data.
 Writes ``worldbook/adapters/language_basis/<model family>.npz``. The corpus is
 ``worldbook/bench/language_corpus/`` (written for the project; nothing from XQuAD or XQuAD-R).
 The rank (12 of the 15 directions 16 languages span) is the one measured in
-``docs/decisions-pending/evalset.md``. Vectors are memoised in ``benchmarks/.cache``.
+``docs/decisions.md``. Vectors are memoised in ``benchmarks/.cache``.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ errors into :mod:`worldbook.errors` types before they leave.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -45,19 +46,57 @@ from worldbook.core.tokens import Tokenizer
 from worldbook.core.types import IndexStatus, SemanticHit
 
 __all__ = [
+    "BookVectors",
     "Embedder",
     "IndexQueue",
+    "IndexedEntries",
     "Position",
     "Store",
     "Tokenizer",
     "TokenizerSource",
     "UsageSink",
     "VectorIndex",
+    "VectorLoader",
     "Vectors",
 ]
 
 Vectors = npt.NDArray[np.float32]
 """A 2-D float32 array, one L2-normalised row per text."""
+
+
+class BookVectors(NamedTuple):
+    """A book's stored vectors of one model: one row per chunk, an entry's chunks together."""
+
+    entry_ids: list[str]
+    vectors: Vectors
+    content_hashes: list[str] | None = None
+    """Per row, the hash of the entry text the row was embedded from (what the store joins
+    on). None only from loaders that vouch every row is current (tests, benchmarks)."""
+
+
+VectorLoader = Callable[[str], "BookVectors | tuple[list[str], Vectors]"]
+"""``loader(book_id)``: a book's current vectors, for an index to build from (a plain
+``(entry ids, matrix)`` pair is accepted from loaders that vouch every row is current)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedEntries:
+    """What one build of a book's vector index can score.
+
+    ``hashes`` maps each entry with vectors to the hash of the text they were embedded from
+    ("" when the loader gave none); ``build`` changes whenever the index is rebuilt, so a view
+    of the book built from these flags can be cached under it.
+    """
+
+    hashes: Mapping[str, str]
+    build: int
+
+    def current(self, entry_id: str, content_hash: str) -> bool:
+        """Whether the entry's vectors were embedded from this text: vectors of another
+        version of an entry's text are never used (DESIGN §2 rule 6), also while an index
+        built before an edit is still being served."""
+        found = self.hashes.get(entry_id)
+        return found is not None and found in ("", content_hash)
 
 
 @runtime_checkable
@@ -98,11 +137,13 @@ class VectorIndex(Protocol):
         ...
 
     def invalidate(self, book_id: str) -> None:
-        """Forget any cached index of this book (its entries or vectors changed)."""
+        """The book's stored vectors changed: the next searches must see the new ones (an
+        index may keep serving its previous build while the new one is made, since
+        :meth:`indexed_entries` tells which entries that build may score)."""
         ...
 
-    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
-        """Entries of the book that have a current vector of the active model."""
+    def indexed_entries(self, book_id: str) -> IndexedEntries:
+        """The entries the book's searches score right now, with the text version of each."""
         ...
 
 
@@ -247,7 +288,7 @@ class Store(Protocol):
     def save_vectors_many(
         self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
     ) -> list[bool]: ...
-    def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]: ...
+    def load_book_vectors(self, book_id: str, model_id: str) -> BookVectors: ...
     def set_index_status(
         self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None
     ) -> None: ...

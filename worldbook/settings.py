@@ -120,7 +120,7 @@ class WorldbookSettings(BaseSettings):
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
 
-    # --- retrieval in real conversations (issue 16; docs/decisions-pending/retrieval.md) ---
+    # --- retrieval in real conversations (issue 16; docs/decisions.md) ---
     language_correction: bool = Field(
         default=True,
         description="Remove the language component from query and entry vectors for models "
@@ -162,7 +162,7 @@ class WorldbookSettings(BaseSettings):
         default=(),
         description="Snowball stemmers (e.g. russian, german) of the optional inflected-name "
         "tier: 'в Зарянске' names the entry 'Зарянск'. Off by default: measured, it did not "
-        "pay on the hard sets (docs/decisions-pending/retrieval.md).",
+        "pay on the hard sets (docs/decisions.md).",
     )
     index_gist_tokens_max: int = Field(
         default=24,
@@ -212,7 +212,7 @@ class WorldbookSettings(BaseSettings):
         default=10.0, ge=0, le=120, description="Longest Retry-After worldbook waits out."
     )
 
-    # --- the living world (issue 12 item 2; docs/decisions-pending/living.md) ---------------
+    # --- the living world (issue 12 item 2; docs/decisions.md) ---------------
     living_writes_per_day: int = Field(
         default=30, ge=1, le=10_000, description="Live AI writes per book per 24 hours."
     )

@@ -202,7 +202,7 @@ def test_copy_book(store: SqlStore) -> None:
     copies = store.list_entries(copy.id)
     assert [e.title for e in copies] == [e.title for e in originals]
     assert not {e.id for e in copies} & set(ids)
-    copied_ids, matrix = store.load_book_vectors(copy.id, "m")
+    copied_ids, matrix, _ = store.load_book_vectors(copy.id, "m")
     assert len(copied_ids) == 1 and np.allclose(matrix, vec)
 
 
@@ -510,7 +510,7 @@ def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:
     assert store.get_entry(a).index_status == IndexStatus.INDEXED
     assert store.save_vectors(c, "m1", "an old hash", np.ones((1, 4), np.float32)) is False
 
-    row_ids, matrix = store.load_book_vectors(book.id, "m1")
+    row_ids, matrix, _ = store.load_book_vectors(book.id, "m1")
     assert row_ids == [a, a, b] and matrix.dtype == np.float32 and matrix.shape == (3, 4)
     assert np.array_equal(matrix[:2], two_chunks)
     assert store.load_book_vectors(book.id, "m2")[0] == []
@@ -561,7 +561,7 @@ def test_save_vectors_many_is_save_vectors_per_item_in_one_transaction(store: Sq
         ],
     )
     assert flags == [True, True, True, False, False]
-    row_ids, matrix = store.load_book_vectors(book_1.id, "m1")
+    row_ids, matrix, _ = store.load_book_vectors(book_1.id, "m1")
     assert row_ids == [a, a, b] and np.array_equal(matrix[:2], two_chunks)
     assert store.load_book_vectors(book_2.id, "m1")[0] == [c]
     assert store.load_book_vectors(book_3.id, "m1")[0] == []
@@ -587,7 +587,7 @@ def test_save_vectors_many_is_save_vectors_per_item_in_one_transaction(store: Sq
         ],
     )
     assert flags == [True, False, True]
-    row_ids, matrix = store.load_book_vectors(book_1.id, "m1")
+    row_ids, matrix, _ = store.load_book_vectors(book_1.id, "m1")
     assert row_ids == [a, a, a, b] and np.array_equal(matrix[:3], np.full((3, 4), 3))
 
     # A malformed item rejects the whole batch before anything is written.

@@ -170,7 +170,10 @@ def test_a_new_book_version_is_built_from_what_changed() -> None:
     def built(with_cache: LoreBookCache) -> object:
         book = store.get_book(book_id)
         return with_cache.get(
-            book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
+            book,
+            counter=counter,
+            model_id=services.model_id,
+            indexed_entries=services.indexed_entries,
         )
 
     built(cache)

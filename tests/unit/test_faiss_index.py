@@ -10,12 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldbook.adapters.faiss_index import BookVectors, FaissIndex
+from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.core.embed_text import best_per_entry
 from worldbook.core.query import Method, QueryCombination, combine_scores
 from worldbook.core.types import SemanticHit
 from worldbook.errors import BookNotFound, IndexUnavailable, InvalidInput
-from worldbook.ports import VectorIndex
+from worldbook.ports import BookVectors as BookVectorsWithHashes
+from worldbook.ports import VectorIndex, Vectors
+
+BookVectors = tuple[list[str], Vectors]  # what a test loader returns: every row current
 
 DIM = 16
 
@@ -271,13 +274,104 @@ def test_concurrent_searches_agree_with_sequential_ones() -> None:
         ]
 
 
-def test_indexed_entry_ids_are_the_entries_with_vectors() -> None:
+def test_indexed_entries_are_the_entries_with_vectors() -> None:
     rng = np.random.default_rng(9)
     books: dict[str, BookVectors] = {
         "b": (["e1", "e2", "e1"], _unit(rng, 3)),
         "empty": ([], np.zeros((0, 0), dtype=np.float32)),
     }
     index = _index(books)
-    assert index.indexed_entry_ids("b") == frozenset({"e1", "e2"})
-    assert index.indexed_entry_ids("empty") == frozenset()
+    assert set(index.indexed_entries("b").hashes) == {"e1", "e2"}
+    # A loader that gives no text hashes vouches every row is current.
+    assert index.indexed_entries("b").current("e1", "any hash")
+    assert not index.indexed_entries("b").current("e3", "any hash")
+    assert not index.indexed_entries("empty").hashes
     assert index.cached_books == ["b"]
+
+
+class _EditableBook:
+    """A loader over one book whose entry e1 can be re-embedded from a new text."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rows = _unit(rng, 2)
+        self.hashes = ["h1-old", "h2"]
+        self.loads = 0
+        self.fail = False
+        self.release = threading.Event()
+        self.release.set()
+
+    def __call__(self, book_id: str) -> BookVectorsWithHashes:
+        self.release.wait(10)
+        self.loads += 1
+        if self.fail:
+            raise RuntimeError("database went away")
+        return BookVectorsWithHashes(["e1", "e2"], self.rows.copy(), list(self.hashes))
+
+    def edit_e1(self, rng: np.random.Generator) -> None:
+        self.rows[0] = _unit(rng, 1)[0]
+        self.hashes[0] = "h1-new"
+
+
+def test_an_edited_entry_is_not_current_in_a_build_from_before_the_edit() -> None:
+    """DESIGN §2 rule 6: vectors of an earlier text of an entry are never used. The build
+    records each entry's text hash, so a turn can tell an entry edited since."""
+    rng = np.random.default_rng(4)
+    book = _EditableBook(rng)
+    index = FaissIndex(book)
+    assert index.indexed_entries("b").current("e1", "h1-old")
+    book.edit_e1(rng)
+    # Before anyone invalidates, the cached build still holds e1's old vectors: not current.
+    assert not index.indexed_entries("b").current("e1", "h1-new")
+    assert index.indexed_entries("b").current("e2", "h2")
+    index.invalidate("b")  # foreground mode: dropped, the next call rebuilds
+    assert index.indexed_entries("b").current("e1", "h1-new")
+    assert book.loads == 2
+
+
+def test_background_mode_serves_the_previous_build_until_the_new_one_is_ready() -> None:
+    rng = np.random.default_rng(5)
+    book = _EditableBook(rng)
+    index = FaissIndex(book, background=True)
+    query = book.rows[:1].copy()
+    first = index.indexed_entries("b")
+    assert [h.entry_id for h in index.search(["b"], query, 1)] == ["e1"]
+    book.release.clear()  # hold the refresh's load
+    book.edit_e1(rng)
+    index.invalidate("b")
+    # No search waits for the load: the previous build answers, and its flags say e1's
+    # vectors are of an older text.
+    served = index.indexed_entries("b")
+    assert served.build == first.build
+    assert not served.current("e1", "h1-new")
+    assert [h.entry_id for h in index.search(["b"], query, 1)] == ["e1"]
+    book.release.set()
+    assert index.wait_idle(10)
+    fresh = index.indexed_entries("b")
+    assert fresh.build != first.build
+    assert fresh.current("e1", "h1-new")
+    assert book.loads == 2
+    new_query = book.rows[:1].copy()
+    assert index.search(["b"], new_query, 2) == FaissIndex(book).search(["b"], new_query, 2)
+
+
+def test_a_failed_background_refresh_drops_the_build_and_the_next_search_reports_it() -> None:
+    rng = np.random.default_rng(6)
+    book = _EditableBook(rng)
+    index = FaissIndex(book, background=True)
+    index.indexed_entries("b")
+    book.fail = True
+    index.invalidate("b")
+    assert index.wait_idle(10)
+    assert index.cached_books == []
+    with pytest.raises(IndexUnavailable, match="database went away"):
+        index.search(["b"], book.rows[:1], 1)
+
+
+def test_an_invalidated_book_that_is_not_cached_is_built_by_its_next_search() -> None:
+    rng = np.random.default_rng(7)
+    book = _EditableBook(rng)
+    index = FaissIndex(book, background=True)
+    index.invalidate("b")
+    assert index.wait_idle(10)
+    assert book.loads == 0
+    assert index.indexed_entries("b").current("e2", "h2")

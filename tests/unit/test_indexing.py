@@ -45,7 +45,7 @@ def make_book(store: SqlStore, n: int, *, disabled: Sequence[int] = ()) -> tuple
 
 
 def vector_rows(store: SqlStore, book_id: str) -> dict[str, int]:
-    ids, _ = store.load_book_vectors(book_id, MODEL)
+    ids = store.load_book_vectors(book_id, MODEL).entry_ids
     counts: dict[str, int] = {}
     for entry_id in ids:
         counts[entry_id] = counts.get(entry_id, 0) + 1

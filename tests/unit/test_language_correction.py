@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldbook.adapters.faiss_index import BookVectors, FaissIndex
+from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.language_correction import (
     LanguageCorrection,
     load_language_correction,
@@ -18,11 +18,14 @@ from worldbook.adapters.language_correction import (
 )
 from worldbook.core.language_id import detect_language
 from worldbook.errors import InvalidInput
+from worldbook.ports import Vectors
 from worldbook.service.entry_languages import EntryLanguages
 from worldbook.service.search_setup import search_setup
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import BruteForceIndex, InMemoryStore
 from worldbook.testing.fakes import HashingEmbedder
+
+BookVectors = tuple[list[str], Vectors]  # what a test loader returns: every row current
 
 DIM = 8
 

@@ -16,10 +16,18 @@ With a :class:`~worldbook.adapters.language_correction.LanguageCorrection` (mode
 language basis, issue 16 item 2) the query vectors are projected when a search starts and a
 book's rows are projected and centred per entry language when its index is built; the stored
 vectors stay raw, and a built index records the correction version it was built with.
+
+Each build records the text hash every entry's vectors were embedded from, so the turn path can
+tell an entry edited since (its old vectors are never used, DESIGN §2 rule 6). That is what lets
+a served process (``background=True``) keep answering from a book's previous build while one
+daemon thread loads and builds the new one after its vectors changed (issue 13 item 3): no turn
+waits for the ≈100 ms a 2,000-entry book costs to load and build. Elsewhere (tests, CLI) a
+change of vectors drops the cached index and the next search builds it.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,17 +38,15 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.adapters.language_correction import LanguageCorrection
+from worldbook.core.background import LatestPerKey
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.lru import LRU
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
 from worldbook.core.types import SemanticHit
 from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
-from worldbook.ports import Vectors
+from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
 
-BookVectors = tuple[list[str], Vectors]
-"""Entry id per row (several rows per entry when chunked) and the float32 row matrix."""
-
-Loader = Callable[[str], BookVectors]
+Loader = VectorLoader
 
 LanguageSource = Callable[[str], Mapping[str, str]]
 """``languages(book_id) -> {entry_id: language}``: the language of each entry's text (used to
@@ -55,6 +61,8 @@ class _BookIndex:
     labels: npt.NDArray[np.int64]  # 0..rows-1, the "subset" that is every row
     nbytes: int
     correction: str  # the version of the language correction applied to the rows ("" = none)
+    indexed: IndexedEntries  # each entry's text hash, and this build's number
+    generation: int  # the book's invalidation count when its vectors were read
 
 
 class FaissIndex:
@@ -69,6 +77,8 @@ class FaissIndex:
         combination: how the per-message scores combine (default: the measured choice).
         correction: the language correction of the active model (None: raw vectors).
         languages: each entry's language, for the per-language centring of the correction.
+        background: after :meth:`invalidate`, keep serving the previous build of a cached book
+            while a daemon thread makes the new one (served processes); otherwise drop it.
     """
 
     def __init__(
@@ -80,6 +90,7 @@ class FaissIndex:
         combination: QueryCombination = DEFAULT_COMBINATION,
         correction: LanguageCorrection | None = None,
         languages: LanguageSource | None = None,
+        background: bool = False,
     ) -> None:
         if max_books < 1:
             raise InvalidInput(f"max_books must be at least 1; got {max_books}.", field="max_books")
@@ -97,8 +108,12 @@ class FaissIndex:
         self._cache: LRU[str, _BookIndex] = LRU(
             max_books, max_weight=max_bytes, weigh=lambda book: book.nbytes
         )
-        # Bumped by invalidate(): an index built from vectors read before the bump is not cached.
+        # Bumped by invalidate(): a build from vectors read before the bump is out of date.
         self._generation: dict[str, int] = {}
+        self._builds = itertools.count(1)
+        self._refresher: LatestPerKey[str, str] | None = (
+            LatestPerKey(self._refresh, name="worldbook-index-build") if background else None
+        )
 
     # --- the VectorIndex port -----------------------------------------------------------
     def search(self, book_ids: Sequence[str], queries: Vectors, k: int) -> list[SemanticHit]:
@@ -149,12 +164,19 @@ class FaissIndex:
     def invalidate(self, book_id: str) -> None:
         with self._lock:
             self._generation[book_id] = self._generation.get(book_id, 0) + 1
-            self._cache.pop(book_id)
+            if self._refresher is None or book_id not in self._cache:
+                self._cache.pop(book_id)
+                return
+        self._refresher.submit(book_id, book_id)
 
-    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
-        """Entries of the book that have vectors (loads and caches the book's index)."""
+    def indexed_entries(self, book_id: str) -> IndexedEntries:
+        """The entries the book's searches score now (loads and caches the book's index)."""
         book = self._book(book_id)
-        return frozenset(book.entries) if book is not None else frozenset()
+        return book.indexed if book is not None else IndexedEntries({}, 0)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no background build is pending (tests, benchmarks)."""
+        return self._refresher.wait_idle(timeout) if self._refresher is not None else True
 
     # --- introspection (tests, metrics) -------------------------------------------------
     @property
@@ -175,33 +197,58 @@ class FaissIndex:
     def _book(self, book_id: str) -> _BookIndex | None:
         with self._lock:
             cached = self._cache.get(book_id)
-            if cached is not None:
-                return cached
             generation = self._generation.get(book_id, 0)
+        # In background mode an out-of-date build keeps serving until its refresh lands (its
+        # entries' text hashes keep edited entries out); otherwise it is rebuilt here.
+        if cached is not None and (cached.generation == generation or self._refresher is not None):
+            return cached
         # Built outside the lock so a slow load does not block searches of other books.
-        built = self._build(book_id)
-        if built is None:
-            return None
+        return self._keep(book_id, self._build(book_id, generation), generation)
+
+    def _refresh(self, book_id: str) -> None:
         with self._lock:
-            # An index read before an invalidate() may hold stale vectors: use it, don't keep it.
-            if self._generation.get(book_id, 0) == generation:
+            generation = self._generation.get(book_id, 0)
+        try:
+            built = self._build(book_id, generation)
+        except Exception:
+            with self._lock:  # the next search builds it (and reports the error) itself
+                self._cache.pop(book_id)
+            raise
+        self._keep(book_id, built, generation)
+
+    def _keep(self, book_id: str, built: _BookIndex | None, generation: int) -> _BookIndex | None:
+        """Cache ``built`` unless a build from newer vectors got there first."""
+        with self._lock:
+            cached = self._cache.get(book_id)
+            if cached is not None and cached.generation > generation:
+                return built
+            # Read before an invalidate(): used by this search, kept only in background mode,
+            # where it serves until the refresh already queued for that invalidate() lands.
+            if self._refresher is None and generation < self._generation.get(book_id, 0):
+                return built
+            if built is None:
+                self._cache.pop(book_id)
+            else:
                 self._cache.put(book_id, built)
         return built
 
-    def _build(self, book_id: str) -> _BookIndex | None:
+    def _build(self, book_id: str, generation: int) -> _BookIndex | None:
         try:
-            entry_ids, vectors = self._loader(book_id)
+            loaded = BookVectors(*self._loader(book_id))
         except WorldbookError:
             raise
         except Exception as exc:
             raise IndexUnavailable(
                 f"could not load the vectors of book {book_id}: {exc}. Check the database."
             ) from exc
-        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] != len(entry_ids):
+        entry_ids = loaded.entry_ids
+        matrix = np.ascontiguousarray(loaded.vectors, dtype=np.float32)
+        hashes = loaded.content_hashes or [""] * len(entry_ids)
+        if matrix.ndim != 2 or not matrix.shape[0] == len(entry_ids) == len(hashes):
             raise IndexUnavailable(
                 f"book {book_id}: the loader returned {len(entry_ids)} entry ids for a vector "
-                f"matrix of shape {matrix.shape}; each row needs exactly one entry id."
+                f"matrix of shape {matrix.shape} ({len(hashes)} text hashes); each row needs "
+                "exactly one entry id and one hash."
             )
         if matrix.shape[0] == 0:
             return None
@@ -216,9 +263,20 @@ class FaissIndex:
             raise IndexUnavailable(
                 f"could not build the FAISS index of book {book_id}: {exc}"
             ) from exc
+        indexed = IndexedEntries(dict(zip(entry_ids, hashes, strict=True)), next(self._builds))
         labels = np.arange(grouped.shape[0], dtype=np.int64)
-        nbytes = int(grouped.nbytes + labels.nbytes + starts.nbytes)
-        return _BookIndex(index, tuple(entries), starts, labels, nbytes, self.correction_version)
+        # Rows dominate; an entry's id and hash in the map cost about 200 bytes more.
+        nbytes = int(grouped.nbytes + labels.nbytes + starts.nbytes) + 200 * len(entries)
+        return _BookIndex(
+            index,
+            tuple(entries),
+            starts,
+            labels,
+            nbytes,
+            self.correction_version,
+            indexed,
+            generation,
+        )
 
     def _corrected_rows(self, book_id: str, rows: Vectors, row_entries: list[str]) -> Vectors:
         """The book's rows under the language correction (projected, centred per language)."""

@@ -17,7 +17,7 @@ The correction has two parts, both applied when vectors are *used*, never to sto
    with a handful of entries is barely moved. Languages come from the entry text
    (:func:`worldbook.core.language_id.detect_language`).
 
-Measured (``docs/decisions-pending/retrieval.md``): LAReQA mAP@20 on XQuAD-R 0.249 -> 0.467,
+Measured (``docs/decisions.md``): LAReQA mAP@20 on XQuAD-R 0.249 -> 0.467,
 XQuAD R@5 within 0.005 in every language. Nothing is fit on XQuAD or XQuAD-R.
 
 The :attr:`LanguageCorrection.version` names the basis, the shrink and the language-id rules:

@@ -42,7 +42,7 @@ from worldbook.bench.quality import (
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
 from worldbook.errors import InvalidInput
-from worldbook.ports import Embedder, Vectors
+from worldbook.ports import BookVectors, Embedder, Vectors
 from worldbook.service.cast import BookSource
 from worldbook.service.services import Services
 from worldbook.service.turns import select_turn
@@ -161,12 +161,12 @@ vectors stay raw)."""
 
 
 def _transformed_index(parts: Services, rows: RowTransform) -> FaissIndex:
-    def load(book_id: str) -> tuple[list[str], Vectors]:
-        ids, vectors = parts.store.load_book_vectors(book_id, parts.model_id)
+    def load(book_id: str) -> BookVectors:
+        ids, vectors, hashes = parts.store.load_book_vectors(book_id, parts.model_id)
         if not ids:
-            return ids, vectors
+            return BookVectors(ids, vectors, hashes)
         texts = {r.id: f"{r.title}\n{r.lore}" for r in parts.store.list_entries(book_id)}
-        return ids, rows(vectors, [texts[i] for i in ids])
+        return BookVectors(ids, rows(vectors, [texts[i] for i in ids]), hashes)
 
     return FaissIndex(load, max_books=parts.settings.index_cache_books)
 

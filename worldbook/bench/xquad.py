@@ -33,7 +33,7 @@ from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.bench.peers import ST_VECTOR_THRESHOLD, ST_VECTOR_TOP_K
 from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination
-from worldbook.ports import Embedder
+from worldbook.ports import BookVectors, Embedder
 from worldbook.service.entry_languages import entry_language
 
 NEUTRAL_TITLE = "Paragraph"
@@ -129,8 +129,10 @@ def paragraph_index(
         for text in passage_texts(NEUTRAL_TITLE, (), context, max_units):
             ids.append(f"p{number}")
             texts.append(text)
-    vectors = {b: (ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()}
-    n_rows = sum(len(ids) for ids, _ in vectors.values())
+    vectors = {
+        b: BookVectors(ids, embedder.embed_passages(texts)) for b, (ids, texts) in rows.items()
+    }
+    n_rows = sum(len(v.entry_ids) for v in vectors.values())
     languages = {f"p{n}": entry_language(NEUTRAL_TITLE, text) for n, _, text in paragraphs}
     index = FaissIndex(
         lambda book_id: vectors[book_id],

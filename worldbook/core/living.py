@@ -1,6 +1,6 @@
 """The living world's pure rules: what a write is and how it is recognised again, how AI text
 joins an entry, and how many writes a book takes (issue 12 item 2; docs/ai-authoring.md §4
-"Living world"; decisions in docs/decisions-pending/living.md). Parsing a tool call is
+"Living world"; decisions in docs/decisions.md). Parsing a tool call is
 :mod:`worldbook.core.living_calls`; write and undo are :mod:`worldbook.core.living_ops`.
 
 - **Append-only.** An entry the AI wrote to keeps a *base* (its text before any live AI

@@ -29,6 +29,7 @@ from typing import TypeVar, cast
 
 import ahocorasick
 
+from worldbook.core.background import LatestPerKey
 from worldbook.core.lru import LRU
 from worldbook.core.text_forms import (
     alias_form,
@@ -206,7 +207,11 @@ class MatcherCache:
         # The last full matcher built per book: the base of the next version's overlay.
         self._latest: LRU[str, BookMatcher] = LRU(max(1, max_books))
         self._lock = threading.Lock()
-        self._builder = _Builder(self._build_and_finish) if background else None
+        self._builder: LatestPerKey[str, LoreBook] | None = (
+            LatestPerKey(self._build_and_finish, name="worldbook-matcher-build")
+            if background
+            else None
+        )
         self._overlay_max = overlay_max
         self.builds = 0  # how many full automata were built (tests assert caching with it)
         self.overlays = 0
@@ -240,7 +245,7 @@ class MatcherCache:
                 with self._lock:
                     self.overlays += 1
                 self._items.put(key, overlay)
-                self._builder.submit(book)
+                self._builder.submit(book.id, book)
                 return overlay
         # Built outside any lock: a 100k-alias automaton takes a while and other books'
         # turns should not wait. Two threads may build the same one; the last one wins.
@@ -266,44 +271,3 @@ class MatcherCache:
         # An older version of the same book will never be asked for again.
         self._items.discard_where(lambda k: k[0] == key[0] and k != key)
         return matcher
-
-
-class _Builder:
-    """One daemon thread building full matchers, newest version per book first come."""
-
-    def __init__(self, build: Callable[[LoreBook], None]) -> None:
-        self._build = build
-        self._pending: dict[str, LoreBook] = {}
-        self._busy = False
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self.failures = 0  # builds that raised (the overlay keeps answering for that version)
-
-    def submit(self, book: LoreBook) -> None:
-        with self._cond:
-            self._pending[book.id] = book  # a newer version replaces one not yet built
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="worldbook-matcher-build", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def wait_idle(self, timeout: float | None) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: bool(self._pending))
-                _, book = self._pending.popitem()
-                self._busy = True
-            try:
-                self._build(book)
-            except Exception:
-                self.failures += 1
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()

@@ -71,7 +71,7 @@ e5's cosines sit in 0.7-0.9, where a raw ``0.5 * score`` never competes. The dec
 (chosen on XQuAD conversations, where every message is a self-contained question); real
 roleplay turns describe the topic early and ask a bare follow-up last ("And who keeps it?"),
 and 0.8 keeps those topics: hard set (issue 16) gold in full 56% -> 71% with the language
-correction; the XQuAD drift scenario pays for it (docs/decisions-pending/retrieval.md)."""
+correction; the XQuAD drift scenario pays for it (docs/decisions.md)."""
 
 
 def recency_weights(count: int, decay: float) -> Scores:

@@ -74,7 +74,7 @@ class Visibility(StrEnum):
 class BookMode(StrEnum):
     """world: DESIGN §2 (canon, whole book, names, meaning); classic: DESIGN §3 (keys);
     hybrid: a world book whose entries with keys also activate by keyword (their activations
-    join the turn's classic pool, see docs/decisions-pending/classic2.md)."""
+    join the turn's classic pool, see docs/decisions.md)."""
 
     WORLD = "world"
     CLASSIC = "classic"

@@ -8,7 +8,7 @@ Built books are cached by (book id, version, tokenizer): any edit bumps the vers
 book is never stale, also across processes. The compiled matcher is cached by the engine's
 :class:`~worldbook.core.classic.ClassicMatcherCache` on the same version.
 
-Settings and entry fields (docs/decisions-pending/classic2.md):
+Settings and entry fields (docs/decisions.md):
 - book settings by the engine's names (:data:`worldbook.core.limits.BOOK_SETTINGS`), the old
   ``recursive`` read when ``recursive_scanning`` is absent;
 - SillyTavern's extras the engine reads are not columns: they live in the entry's

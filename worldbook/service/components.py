@@ -77,6 +77,9 @@ class Components:
                 combination=search.combination,
                 correction=search.correction,
                 languages=search.languages,
+                # After an edit the previous build serves (its text hashes keep edited entries
+                # out) while the new one is made off the turn path (issue 13 item 3).
+                background=True,
             ),
             queue=queue,
             tokenizers=TokenizerRegistry(

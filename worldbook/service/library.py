@@ -253,7 +253,7 @@ def _lore_book(services: Services, book: BookRecord, tokenizer: str | None) -> L
         book,
         counter=services.token_counter(tokenizer),
         model_id=services.model_id,
-        indexed_ids=services.indexed_ids,
+        indexed_entries=services.indexed_entries,
     )
 
 

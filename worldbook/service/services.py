@@ -21,7 +21,15 @@ from worldbook.core.matching import MatcherCache
 from worldbook.core.records import BookRecord
 from worldbook.core.types import SelectionRules
 from worldbook.errors import QueueUnavailable
-from worldbook.ports import Embedder, IndexQueue, Store, TokenizerSource, UsageSink, VectorIndex
+from worldbook.ports import (
+    Embedder,
+    IndexedEntries,
+    IndexQueue,
+    Store,
+    TokenizerSource,
+    UsageSink,
+    VectorIndex,
+)
 from worldbook.service.classic_books import ClassicBookCache
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.macro_books import MacroBooks
@@ -90,9 +98,9 @@ class Services:
         with self._lock:
             return self._counters.setdefault(key, made)
 
-    def indexed_ids(self, book_id: str) -> frozenset[str]:
-        """Entries of the book with a current vector of the active model."""
-        return self.vector_index.indexed_entry_ids(book_id)
+    def indexed_entries(self, book_id: str) -> IndexedEntries:
+        """The book's entries its searches score now, with the text version of each."""
+        return self.vector_index.indexed_entries(book_id)
 
     def sync_vector_index(self, book: BookRecord) -> None:
         """Drop the cached vector index of a book whose vectors changed since it was built —

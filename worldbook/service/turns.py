@@ -134,7 +134,10 @@ def _lore_books(
     for book, character in books:
         services.sync_vector_index(book)
         lore = services.lore_books.get(
-            book, counter=counter, model_id=services.model_id, indexed_ids=services.indexed_ids
+            book,
+            counter=counter,
+            model_id=services.model_id,
+            indexed_entries=services.indexed_entries,
         )
         view = services.macro_books.view(
             lore, names(character), tokenizer_id=counter.tokenizer_id, count_many=counter.count_many

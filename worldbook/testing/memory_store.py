@@ -31,7 +31,7 @@ from worldbook.errors import (
     InvalidInput,
     NotFound,
 )
-from worldbook.ports import Vectors
+from worldbook.ports import BookVectors, Vectors
 from worldbook.testing.memory_books import new_id
 from worldbook.testing.memory_chats import ChatTable
 from worldbook.testing.memory_writes import WriteTable
@@ -88,18 +88,20 @@ class InMemoryStore(ChatTable, WriteTable):
             return None
         return stored[1]
 
-    def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]:
+    def load_book_vectors(self, book_id: str, model_id: str) -> BookVectors:
         ids: list[str] = []
+        hashes: list[str] = []
         rows: list[Vectors] = []
         with self._lock:
             for entry in self._book_entries(book_id):
                 matrix = self._current_vector(entry, model_id) if entry.enabled else None
                 if matrix is not None:
                     ids.extend([entry.id] * matrix.shape[0])
+                    hashes.extend([entry.content_hash] * matrix.shape[0])
                     rows.append(matrix)
         if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return ids, np.concatenate(rows).astype(np.float32)
+            return BookVectors([], np.zeros((0, 0), dtype=np.float32), [])
+        return BookVectors(ids, np.concatenate(rows).astype(np.float32), hashes)
 
     def set_index_status(
         self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None

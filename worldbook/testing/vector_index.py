@@ -12,9 +12,9 @@ from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
 from worldbook.core.types import SemanticHit
-from worldbook.ports import Vectors
+from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
 
-Loader = Callable[[str], tuple[list[str], Vectors]]
+Loader = VectorLoader
 
 
 class BruteForceIndex:
@@ -42,7 +42,7 @@ class BruteForceIndex:
             queries = self._correction.queries(queries)
         found: list[tuple[int, str, list[str], npt.NDArray[np.int64], Vectors]] = []
         for position, book_id in enumerate(dict.fromkeys(book_ids)):
-            ids, matrix = self._loader(book_id)
+            ids, matrix, _ = self._load(book_id)
             if ids:
                 order, entries, starts = group_rows(ids)
                 rows = self._rows(book_id, matrix[order], [ids[i] for i in order])
@@ -72,5 +72,12 @@ class BruteForceIndex:
     def invalidate(self, book_id: str) -> None:
         self.invalidated.append(book_id)
 
-    def indexed_entry_ids(self, book_id: str) -> frozenset[str]:
-        return frozenset(self._loader(book_id)[0])
+    def indexed_entries(self, book_id: str) -> IndexedEntries:
+        ids, _, hashes = self._load(book_id)
+        found = dict(zip(ids, hashes or [""] * len(ids), strict=True))
+        # Nothing is cached: the same vectors give the same build number (a view built from
+        # these flags stays cached until they change).
+        return IndexedEntries(found, hash(frozenset(found.items())))
+
+    def _load(self, book_id: str) -> BookVectors:
+        return BookVectors(*self._loader(book_id))

@@ -4,7 +4,7 @@ A chat is the app's id, scoped by the acting user whose turns it holds (as attac
 scoped by who made them): another user naming the same chat id reads and writes their own
 chat. A turn reads the state before it runs and writes the new state and its log row in ONE
 transaction afterwards; concurrent turns of one chat are last-writer-wins per (chat, book) row
-(docs/decisions-pending/classic2.md).
+(docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.embed_text import as_vector_matrix, entry_text
 from worldbook.core.records import EntryToIndex, now
 from worldbook.core.types import IndexStatus
-from worldbook.ports import Vectors
+from worldbook.ports import BookVectors, Vectors
 
 
 def _current(model_id: str) -> sa.ColumnElement[bool]:
@@ -141,13 +141,18 @@ class VectorsMixin(StoreBase):
             ],
         )
 
-    def load_book_vectors(self, book_id: str, model_id: str) -> tuple[list[str], Vectors]:
-        """Current vectors of the book's enabled entries: (entry id per row, float32 matrix).
+    def load_book_vectors(self, book_id: str, model_id: str) -> BookVectors:
+        """Current vectors of the book's enabled entries, with the text hash of each row.
 
         Rows are in list order, chunks of one entry together; an entry may own several rows.
         """
         stmt = (
-            sa.select(t.entry_vectors.c.entry_id, t.entry_vectors.c.dim, t.entry_vectors.c.vector)
+            sa.select(
+                t.entry_vectors.c.entry_id,
+                t.entry_vectors.c.content_hash,
+                t.entry_vectors.c.dim,
+                t.entry_vectors.c.vector,
+            )
             .join(t.entries, _current(model_id))
             .where(t.entries.c.book_id == book_id, t.entries.c.enabled.is_(True))
             .order_by(t.entries.c.position, t.entries.c.id, t.entry_vectors.c.chunk)
@@ -155,10 +160,10 @@ class VectorsMixin(StoreBase):
         with read_tx(self._engine) as conn:
             rows = conn.execute(stmt).all()
         if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        dim = rows[0][1]
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-        return [r[0] for r in rows], matrix.copy()
+            return BookVectors([], np.zeros((0, 0), dtype=np.float32), [])
+        dim = rows[0][2]
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(-1, dim)
+        return BookVectors([r[0] for r in rows], matrix.copy(), [r[1] for r in rows])
 
     def set_index_status(
         self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None

@@ -56,7 +56,7 @@ def _id_key(entry_id: str) -> tuple[int, int, str]:
 def placement(order: int, priority: int, entry: ClassicEntry) -> PlacementKey:
     """Render order (classic.md §1 rule 26): higher order first, then higher priority, then
     the book's list order (``position``; stored ids are random, so "lower id" would be an
-    arbitrary order — docs/decisions-pending/classic2.md), then lower id (book id last, for
+    arbitrary order — docs/decisions.md), then lower id (book id last, for
     ties across books)."""
     return (-order, -priority, entry.position, _id_key(entry.id), entry.book_id)
 

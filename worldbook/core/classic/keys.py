@@ -13,7 +13,7 @@ A key ``/pattern/flags`` (flags ⊂ ``gimsuy``) is a regex tested on each raw me
 compiled with the ``regex`` module, whose syntax is closer to JavaScript's (``(?<name>…)``,
 variable-length look-behind) than ``re``'s. Flags: ``i``/``m``/``s`` as in JavaScript, ``g`` and
 ``u`` change nothing for a test, ``y`` anchors at the start. ``\\w`` / ``\\b`` are Unicode-aware
-(JavaScript's are ASCII-only; see docs/decisions-pending/classic.md). An invalid regex is no
+(JavaScript's are ASCII-only; see docs/decisions.md). An invalid regex is no
 match, never an exception. Catastrophic backtracking is bounded twice: a pattern that nests
 unbounded quantifiers (``(a+)+``, ``(\\w*\\s?)*``) is refused when compiled, and every search
 runs under a time limit (:data:`REGEX_SEARCH_TIMEOUT_S`) inside a per-turn time budget.
