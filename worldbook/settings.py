@@ -64,6 +64,16 @@ class WorldbookSettings(BaseSettings):
         default=1000, ge=1, description="How many per-book vector indexes stay cached (LRU)."
     )
     index_batch_size: int = Field(default=32, ge=1, le=512)
+    gil_switch_interval_ms: float = Field(
+        default=0.5,
+        ge=0.05,
+        le=50,
+        description="How long a Python thread may hold the GIL while another waits "
+        "(sys.setswitchinterval; Python's default is 5). Turns release the GIL at every "
+        "database call; with a background rebuild running, each release cost the turn up to "
+        "the interval: 5 ms made the first turn after an edit of a 100,000-alias book "
+        "≈420 ms, 0.5 ms ≈36 ms (benchmarks/bench_edit.py).",
+    )
     max_query_chars: int = Field(
         default=2000,
         ge=100,

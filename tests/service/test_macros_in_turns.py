@@ -139,3 +139,29 @@ def test_the_sakana_card_selects_and_renders_with_names() -> None:
     assert result.selection.injected
     texts = _texts(result)
     assert "{{user}}" not in texts and "{{char}}" not in texts and "Ari" in texts
+
+
+def test_a_macro_added_or_removed_by_an_edit_is_seen_by_the_next_version() -> None:
+    """The macro scan of a new book version searches only the entries that changed (issue 13:
+    no turn pays for an edit); what it answers must still be what a full scan answers."""
+    from dataclasses import replace
+
+    from worldbook.core.macros import MacroNames
+    from worldbook.core.types import LoreBook, LoreEntry
+    from worldbook.service.macro_books import MacroBooks
+
+    plain = tuple(LoreEntry(f"e{i}", "b", f"Place {i}", "Plain lore.", 2) for i in range(5))
+    names = MacroNames(user="Ari")
+    books = MacroBooks()
+
+    def view(entries: tuple[LoreEntry, ...], version: str) -> LoreBook:
+        book = LoreBook("b", "Book", entries, version=version)
+        return books.view(book, names, tokenizer_id="t", count_many=lambda t: [1] * len(t)).book
+
+    assert view(plain, "1").entries[2].lore == "Plain lore."
+    edited = (*plain[:2], replace(plain[2], lore="{{user}} was here."), *plain[3:])
+    assert view(edited, "2").entries[2].lore == "Ari was here."
+    assert view((*edited[:4], replace(plain[4], aliases=("{{user}}'s",))), "3").entries[
+        4
+    ].aliases == ("Ari's",)
+    assert view(plain, "4").entries[2].lore == "Plain lore."

@@ -159,7 +159,7 @@ def test_import_and_export_on_the_fakes() -> None:
 def test_a_new_book_version_is_built_from_what_changed() -> None:
     # Issue 13 item 3: an edit re-reads the edited entry only; what the turn sees is exactly
     # what a full build would give (compared on a second, cold cache).
-    from worldbook.service.lore_books import LoreBookCache
+    from worldbook.service.lore_books import IndexedSource, LoreBookCache
 
     services = fake_services()
     store = services.store
@@ -167,13 +167,13 @@ def test_a_new_book_version_is_built_from_what_changed() -> None:
     counter = services.token_counter()
     cache = services.lore_books
 
-    def built(with_cache: LoreBookCache) -> object:
+    def built(with_cache: LoreBookCache, indexed: IndexedSource | None = None) -> object:
         book = store.get_book(book_id)
         return with_cache.get(
             book,
             counter=counter,
             model_id=services.model_id,
-            indexed_entries=services.indexed_entries,
+            indexed_entries=indexed or services.indexed_entries,
         )
 
     built(cache)
@@ -187,3 +187,12 @@ def test_a_new_book_version_is_built_from_what_changed() -> None:
     incremental = built(cache)
     assert cache.incremental_builds == 1 and cache.full_builds == 1
     assert incremental == built(LoreBookCache(store))
+    # Edits in place only under one index build (as a served FAISS index keeps serving its
+    # build after an edit): the path that swaps just the edited entries.
+    frozen = services.indexed_entries(book_id)
+    built(cache, lambda _: frozen)
+    store.update_entry(entries[6].id, lore=LORE + " Edited in place.")
+    store.set_enabled(book_id, [entries[7].id], False)
+    in_place = built(cache, lambda _: frozen)
+    assert cache.incremental_builds == 2 and cache.full_builds == 1
+    assert in_place == built(LoreBookCache(store), lambda _: frozen)

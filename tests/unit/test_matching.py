@@ -305,3 +305,35 @@ def test_without_background_builds_are_synchronous() -> None:
     entries = [_ov_entry(i, f"Place {i}") for i in range(5)]
     cache.get(_ov_book(entries, "1"))
     assert isinstance(cache.get(_ov_book(entries, "2")), BookMatcher) and cache.overlays == 0
+
+
+_SHARD_NAMES = [*_OV_NAMES, "Bell", "City Hall", "Fenn", "Old", "Hall", "京"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_SHARD_NAMES), st.lists(st.sampled_from(_SHARD_NAMES))),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.sampled_from(_SHARD_NAMES), max_size=8),
+    st.integers(1, 4),
+)
+def test_a_sharded_matcher_finds_exactly_what_one_automaton_finds(
+    names: list[tuple[str, list[str]]], words: list[str], shard: int
+) -> None:
+    """Automata split in shards (a bounded GIL stall per ``make_automaton``) report the same
+    matches, aliases and order as one automaton over every pattern."""
+    from worldbook.core import matching
+
+    book = _ov_book([_ov_entry(i, t, tuple(a)) for i, (t, a) in enumerate(names)], "1")
+    text = " ".join(words) + " near Old Fenn and Bell City Hall, 東京駅."
+    whole = BookMatcher(book)
+    saved = matching.SHARD_PATTERNS
+    matching.SHARD_PATTERNS = shard
+    try:
+        sharded = BookMatcher(book)
+    finally:
+        matching.SHARD_PATTERNS = saved
+    assert sharded.find(text) == whole.find(text)

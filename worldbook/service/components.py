@@ -9,6 +9,7 @@ a CLI command that never embeds never loads a model.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 
 from worldbook.adapters.embedders.registry import load_embedder
@@ -50,6 +51,9 @@ class Components:
         trusted: bool = False,
     ) -> None:
         self.settings = settings
+        # A process-wide knob, set here because this is every entry point's composition root:
+        # background rebuilds must not convoy the turns (see the setting's description).
+        sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
         if store is None:
             if settings.database_url is None:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ worker.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from worldbook.core.lru import LRU
@@ -40,8 +40,18 @@ class EntrySource(Protocol):
     def get_entries(self, book_id: str, ids: Sequence[str]) -> Sequence[EntryRecord]: ...
 
 
-_Stamps = dict[str, tuple[int, str, str]]
-"""Per entry: position, last change, text hash (whether its vectors are current)."""
+_Stamps = dict[str, tuple[int, str]]
+"""Per entry: position and last change, in list order."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """The last build of a book (per tokenizer and model): what the next version starts from."""
+
+    book: LoreBook
+    stamps: _Stamps
+    hashes: dict[str, str]  # per entry, the hash of the text it was built from
+    index_build: int  # the vector index build its indexed flags were taken from
 
 
 class LoreBookCache:
@@ -57,8 +67,8 @@ class LoreBookCache:
     def __init__(self, store: EntrySource, *, max_books: int = 256) -> None:
         self._store = store
         self._cache: LRU[_Key, LoreBook] = LRU(max_books)
-        # (book, tokenizer, model) -> the last build and its stamps: the base of the next one.
-        self._latest: LRU[tuple[str, str, str], tuple[LoreBook, _Stamps]] = LRU(max_books)
+        # (book, tokenizer, model) -> the last build: the base of the next one.
+        self._latest: LRU[tuple[str, str, str], _Base] = LRU(max_books)
         self.full_builds = 0
         self.incremental_builds = 0
 
@@ -85,19 +95,17 @@ class LoreBookCache:
         base_key = (book.id, counter.tokenizer_id, model_id)
         base = self._latest.get(base_key)
         if base is None:
-            built, stamps = self._build(book, counter, indexed)
+            made = self._build(book, counter, indexed)
         else:
-            built, stamps = self._rebuild(book, counter, indexed, *base)
-        self._cache.put(key, built)
-        self._latest.put(base_key, (built, stamps))
+            made = self._rebuild(book, counter, indexed, base)
+        self._cache.put(key, made.book)
+        self._latest.put(base_key, made)
         # Older versions of the same book can never be asked for again (other tokenizers of
         # this version can).
         self._cache.discard_where(lambda k: k[0] == book.id and k[1:4] != key[1:4])
-        return built
+        return made.book
 
-    def _build(
-        self, book: BookRecord, counter: TokenCounter, indexed: IndexedEntries
-    ) -> tuple[LoreBook, _Stamps]:
+    def _build(self, book: BookRecord, counter: TokenCounter, indexed: IndexedEntries) -> _Base:
         self.full_builds += 1
         # Stamps first: an edit landing between the two reads then looks newer than what was
         # read, and the next version re-reads it (the other order would keep it stale).
@@ -108,51 +116,59 @@ class LoreBookCache:
             _lore_entry(r, n, indexed.current(r.id, r.content_hash))
             for r, n in zip(records, tokens, strict=True)
         )
-        return _lore_book(book, entries), _with_hashes(stamps, records)
+        # Entries created after the stamps were read are left out of the stamps: the next
+        # version reads them again.
+        hashes = {r.id: r.content_hash for r in records}
+        stamps = {i: s for i, s in stamps.items() if i in hashes}
+        return _Base(_lore_book(book, entries), stamps, hashes, indexed.build)
 
     def _stamps(self, book_id: str) -> _Stamps:
-        # The hash is filled in from the records read (a stamp does not carry it).
-        return {s.entry_id: (s.position, s.changed, "") for s in self._store.entry_stamps(book_id)}
+        return {s.entry_id: (s.position, s.changed) for s in self._store.entry_stamps(book_id)}
 
     def _rebuild(
-        self,
-        book: BookRecord,
-        counter: TokenCounter,
-        indexed: IndexedEntries,
-        previous: LoreBook,
-        previous_stamps: _Stamps,
-    ) -> tuple[LoreBook, _Stamps]:
+        self, book: BookRecord, counter: TokenCounter, indexed: IndexedEntries, base: _Base
+    ) -> _Base:
         self.incremental_builds += 1
+        if book.version == int(base.book.version):
+            # Only vectors changed (every entry change bumps the book version): the entries
+            # are the ones built; only their indexed flags may differ.
+            flagged = tuple(_flagged(e, indexed, base.hashes[e.id]) for e in base.book.entries)
+            return _Base(_lore_book(book, flagged), base.stamps, base.hashes, indexed.build)
         stamps = self._stamps(book.id)
-        moved = [i for i, s in stamps.items() if previous_stamps.get(i, ())[:2] != s[:2]]
+        moved = [i for i, s in stamps.items() if base.stamps.get(i) != s]
         fresh = {r.id: r for r in self._store.get_entries(book.id, moved)} if moved else {}
-        fresh_ids = set(moved)  # a moved entry missing from ``fresh`` was deleted meanwhile
-        counts = dict(zip(fresh, counter.count_many([r.lore for r in fresh.values()]), strict=True))
-        known = {e.id: e for e in previous.entries}
+        counts = counter.count_many([r.lore for r in fresh.values()])
+        made = {
+            i: _lore_entry(r, n, indexed.current(i, r.content_hash))
+            for (i, r), n in zip(fresh.items(), counts, strict=True)
+        }
+        hashes = base.hashes | {i: r.content_hash for i, r in fresh.items()}
+        same_index = indexed.build == base.index_build
+        if same_index and len(fresh) == len(moved) and list(stamps) == list(base.stamps):
+            # Only edits in place (no entry added, removed or moved) under the same index
+            # build — the common edit: swap the edited entries, keep every other one as is.
+            swapped = tuple(made.get(e.id, e) for e in base.book.entries)
+            return _Base(_lore_book(book, swapped), stamps, hashes, indexed.build)
+        known = {e.id: e for e in base.book.entries}
+        moved_ids = set(moved)
         entries: list[LoreEntry] = []
         for entry_id in list(stamps):  # list order (the stamps come sorted by position)
-            record = fresh.get(entry_id)
-            if record is not None:
-                current = indexed.current(entry_id, record.content_hash)
-                entries.append(_lore_entry(record, counts[entry_id], current))
-                stamps[entry_id] = (*stamps[entry_id][:2], record.content_hash)
-                continue
-            old = known.get(entry_id)
-            if old is None or entry_id in fresh_ids:  # deleted between the two reads
+            entry = made.get(entry_id) or known.get(entry_id)
+            # A moved entry missing from ``fresh`` was deleted between the two reads.
+            if entry is None or (entry_id in moved_ids and entry_id not in made):
                 del stamps[entry_id]
-                continue
-            content_hash = previous_stamps[entry_id][2]
-            stamps[entry_id] = (*stamps[entry_id][:2], content_hash)
-            is_indexed = indexed.current(entry_id, content_hash)
-            entries.append(old if old.indexed == is_indexed else replace(old, indexed=is_indexed))
-        return _lore_book(book, tuple(entries)), stamps
+            elif entry_id in made or same_index:
+                entries.append(entry)
+            else:
+                entries.append(_flagged(entry, indexed, hashes[entry_id]))
+        hashes = {i: hashes[i] for i in stamps}
+        return _Base(_lore_book(book, tuple(entries)), stamps, hashes, indexed.build)
 
 
-def _with_hashes(stamps: _Stamps, records: Sequence[EntryRecord]) -> _Stamps:
-    """The stamps of the entries read, each with its text hash (entries created after the
-    stamps were read are left out: the next version reads them)."""
-    hashes = {r.id: r.content_hash for r in records}
-    return {i: (*s[:2], hashes[i]) for i, s in stamps.items() if i in hashes}
+def _flagged(entry: LoreEntry, indexed: IndexedEntries, content_hash: str) -> LoreEntry:
+    """``entry`` with its indexed flag as ``indexed`` has it (itself when unchanged)."""
+    flag = indexed.current(entry.id, content_hash)
+    return entry if entry.indexed == flag else replace(entry, indexed=flag)
 
 
 def _lore_entry(record: EntryRecord, tokens: int, indexed: bool) -> LoreEntry:

@@ -76,11 +76,21 @@ def _tag(names: MacroNames) -> str:
     return hashlib.blake2b(names.key.encode(), digest_size=6).hexdigest()
 
 
+_EntryScan = tuple[LoreEntry, bool]
+"""An entry as last searched for macros, and whether it had any."""
+
+
+def _same_texts(a: LoreEntry, b: LoreEntry) -> bool:
+    return a is b or (a.lore == b.lore and a.title == b.title and a.aliases == b.aliases)
+
+
 class MacroBooks:
     """Bounded caches of world and classic views (thread-safe)."""
 
     def __init__(self, *, max_views: int = 512) -> None:
         self._plain: LRU[tuple[str, str], bool] = LRU(max_views)
+        # Per book: each entry's texts when last searched for macros, and whether it had any.
+        self._entries: LRU[str, dict[str, _EntryScan]] = LRU(max_views)
         self._views: LRU[tuple[str, str, str, str], tuple[LoreBook, View]] = LRU(max_views)
         self._classic: LRU[tuple[str, str], tuple[ClassicBook, ClassicBook]] = LRU(max_views)
 
@@ -112,12 +122,26 @@ class MacroBooks:
         key = (book.id, book.version)
         found = self._plain.get(key)
         if found is None:
-            found = any(
-                has_macros(e.lore) or has_macros(e.title) or any(map(has_macros, e.aliases))
-                for e in book.entries
-            )
+            found = self._scan(book)
             self._plain.put(key, found)
         return found
+
+    def _scan(self, book: LoreBook) -> bool:
+        """Whether any entry has a macro. An edit makes a new version of the book whose
+        unchanged entries hold the very same strings (``service/lore_books.py``), so only the
+        changed entries are searched again: a whole 100,000-alias book costs ≈150 ms, which
+        the first turn after every edit would pay (issue 13 item 3)."""
+        seen = self._entries.get(book.id) or {}
+        now: dict[str, _EntryScan] = {}
+        for e in book.entries:
+            known = seen.get(e.id)
+            if known is not None and _same_texts(known[0], e):
+                now[e.id] = (e, known[1])
+            else:
+                flag = has_macros(e.lore) or has_macros(e.title) or any(map(has_macros, e.aliases))
+                now[e.id] = (e, flag)
+        self._entries.put(book.id, now)
+        return any(flag for _, flag in now.values())
 
 
 def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> View:

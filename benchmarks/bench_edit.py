@@ -1,0 +1,212 @@
+"""The first turn after an edit (issue 13 item 3: "no turn pays for an edit").
+
+A 2,000-entry book with 50 aliases per entry (100,000 aliases) is stored in SQLite with a
+vector per entry and served by the real composition root (``Components``: background matcher
+and FAISS refresh, as ``worldbook serve`` wires them). Then, for each of ``--edits`` rounds,
+interleaved so the machine's noise hits every variant alike:
+
+- ``warm``: a turn with a new message and nothing edited (the baseline);
+- ``after lore edit``: one entry's lore and one alias changed through the service, then the
+  first turn (the literal matcher and the book view must follow the edit; the entry's vectors
+  are now of an older text, so it may not rank by meaning);
+- ``after re-embedding``: the edited entry gets a new vector (what the indexer does), then the
+  first turn (the book's vector index changed);
+- ``after the new index lands``: the first turn once the background build of the book's new
+  vector index is done (the book view takes the new index's flags);
+- ``cold``: the first turn of a process that has never seen the book (a fresh
+  ``Components``): what a turn paid when every edit meant a rebuild on the turn path.
+
+Between rounds the background builds are waited for, so each edit starts from a settled
+process. The query embedder is the fake one by default (the edit is what is measured;
+``--embedder e5-small`` adds the real query embedding to every variant alike). Prints p50/p90
+per variant with the ratio to ``warm`` and writes ``benchmarks/results/edit.json``.
+
+    .venv/bin/python benchmarks/bench_edit.py [--entries 2000] [--aliases 50] [--edits 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.adapters.store import open_store
+from worldbook.bench.common import machine, now_iso, versions, write_results
+from worldbook.bench.latency import _indexed_book
+from worldbook.bench.synthetic import synthetic_drafts
+from worldbook.core.types import ModelProfile
+from worldbook.ports import Embedder, Store
+from worldbook.service import library
+from worldbook.service.cast import BookSource
+from worldbook.service.components import Components
+from worldbook.service.turns import preview
+from worldbook.settings import WorldbookSettings
+from worldbook.testing import HashingEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "edit.json"
+PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
+VARIANTS = ("warm", "after lore edit", "after re-embedding", "after the new index lands", "cold")
+
+
+class Bench:
+    """One served process over one stored book, and the moves the rounds time."""
+
+    def __init__(self, settings: WorldbookSettings, store: Store, embedder: Embedder) -> None:
+        self.settings, self.store, self.embedder = settings, store, embedder
+        self.parts = self._components()
+        self.rng = random.Random(7)
+
+    def _components(self) -> Components:
+        return Components(
+            self.settings, store=self.store, embedder=self.embedder, start_queue=False
+        )
+
+    def build(self, entries: int, aliases: int) -> None:
+        drafts = synthetic_drafts(random.Random(entries), entries, aliases)
+        self.book_id = _indexed_book(self.parts.services, drafts, seed=3)
+        self.entry_ids = [e.id for e in self.store.list_entries(self.book_id)]
+        self.turn(self.parts)  # the book's first turn builds every cache once
+
+    def turn(self, parts: Components) -> tuple[float, float]:
+        """Seconds for one turn with a new message that names no entry in particular: wall
+        time, and the CPU time of the turn's thread (what the turn itself computed, apart from
+        waiting for the GIL or for a core on a shared machine)."""
+        message = f"We ride on toward the {self.rng.randrange(10**9)} hills at dawn."
+        started, cpu = time.perf_counter(), time.thread_time()
+        preview(
+            parts.services,
+            user_id="bench",
+            source=BookSource(book_ids=(self.book_id,)),
+            message=message,
+            profile=PROFILE,
+        )
+        return time.perf_counter() - started, time.thread_time() - cpu
+
+    def edit(self) -> str:
+        entry_id = self.rng.choice(self.entry_ids)
+        entry = self.store.get_entry(entry_id)
+        aliases = [*entry.aliases[:-1], f"Newname{self.rng.randrange(10**6)}"]
+        changes = {"lore": entry.lore + " The ford is closed.", "aliases": aliases}
+        library.update_entry(self.parts.services, "bench", entry_id, changes)
+        return entry_id
+
+    def reembed(self, entry_id: str) -> None:
+        services = self.parts.services
+        entry = self.store.get_entry(entry_id)
+        vector = np.random.default_rng(len(entry.lore)).standard_normal(services.embedder.dim)
+        unit = (vector / np.linalg.norm(vector)).astype(np.float32)
+        self.store.save_vectors(entry_id, services.model_id, entry.content_hash, unit)
+        services.invalidate_books({self.book_id})
+
+    def settle(self) -> None:
+        services = self.parts.services
+        services.matcher_cache.wait_idle(60)
+        if isinstance(services.vector_index, FaissIndex):
+            services.vector_index.wait_idle(60)
+
+    def cold(self) -> tuple[float, float]:
+        fresh = self._components()
+        try:
+            return self.turn(fresh)
+        finally:
+            fresh.close()
+
+
+Samples = dict[str, list[tuple[float, float]]]
+
+
+def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
+    samples: Samples = {v: [] for v in VARIANTS}
+    with tempfile.TemporaryDirectory(prefix="wb-bench-edit-") as tmp:
+        settings = WorldbookSettings(data_dir=Path(tmp), embedder="fake", broker_url=None)
+        store = open_store(f"sqlite:///{Path(tmp) / 'edit.db'}")
+        bench = Bench(settings, store, embedder)
+        try:
+            bench.build(entries, aliases)
+            steps: dict[str, Callable[[], tuple[float, float]]] = {
+                "warm": lambda: bench.turn(bench.parts),
+                "cold": bench.cold,
+            }
+            for _ in range(edits):
+                for name, step in steps.items():
+                    samples[name].append(step())
+                edited = bench.edit()
+                samples["after lore edit"].append(bench.turn(bench.parts))
+                bench.settle()
+                bench.reembed(edited)
+                samples["after re-embedding"].append(bench.turn(bench.parts))
+                bench.settle()
+                samples["after the new index lands"].append(bench.turn(bench.parts))
+        finally:
+            bench.parts.close()
+            store.close()
+    return samples
+
+
+def _row(samples_s: list[tuple[float, float]], warm: dict[str, float]) -> dict[str, float]:
+    ms = sorted(wall * 1000 for wall, _ in samples_s)
+    cpu_p50 = statistics.median(cpu * 1000 for _, cpu in samples_s)
+    p50 = statistics.median(ms)
+    return {
+        "p50_ms": round(p50, 2),
+        "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2),
+        "max_ms": round(ms[-1], 2),
+        "ratio_to_warm_p50": round(p50 / warm.get("p50_ms", p50), 2),
+        "cpu_p50_ms": round(cpu_p50, 2),
+        "cpu_ratio_to_warm": round(cpu_p50 / warm.get("cpu_p50_ms", cpu_p50), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--aliases", type=int, default=50)
+    parser.add_argument("--edits", type=int, default=15)
+    parser.add_argument("--embedder", choices=("fake", "e5-small"), default="fake")
+    args = parser.parse_args()
+    embedder: Embedder = HashingEmbedder()
+    if args.embedder != "fake":
+        from worldbook.adapters.embedders.registry import load_embedder
+
+        embedder = load_embedder(args.embedder, threads=1)
+    samples = run(args.entries, args.aliases, args.edits, embedder)
+    warm = _row(samples["warm"], {})
+    rows = {name: _row(samples[name], warm) for name in VARIANTS}
+    print(f"{args.entries} entries x {args.aliases} aliases, {args.edits} edits, SQLite")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (the machine is shared)")
+    head = ("variant", "p50 ms", "p90 ms", "max ms", "x warm", "CPU p50", "x warm")
+    print(f"{head[0]:<27}" + "".join(f"{h:>9}" for h in head[1:]))
+    for name, row in rows.items():
+        cells = ("p50_ms", "p90_ms", "max_ms", "ratio_to_warm_p50", "cpu_p50_ms")
+        print(
+            f"{name:<27}"
+            + "".join(f"{row[c]:>9}" for c in cells)
+            + f"{row['cpu_ratio_to_warm']:>9}"
+        )
+    target = all(rows[v]["p50_ms"] <= 50 for v in VARIANTS[1:4])
+    print(f"target (first turn after an edit <= 50 ms, p50): {'met' if target else 'NOT met'}")
+    report: dict[str, Any] = {
+        "benchmark": "bench_edit",
+        "date": now_iso(),
+        "machine": machine(),
+        "versions": versions(),
+        "parameters": {**vars(args), "store": "SQLite", "profile": "32k, cl100k_base"},
+        "results": rows,
+        "target_first_turn_after_edit_50ms_met": target,
+    }
+    write_results(RESULTS, report)
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
