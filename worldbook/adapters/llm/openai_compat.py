@@ -27,9 +27,15 @@ from typing import Any
 
 import httpx
 
-from worldbook.adapters.llm._http import ErrorDetail, is_context_overflow, json_body, post_json
+from worldbook.adapters.llm._http import (
+    ErrorDetail,
+    HttpChannel,
+    count,
+    is_context_overflow,
+    truncated,
+)
 from worldbook.core.json_reply import find_json_object
-from worldbook.errors import LanguageModelError, LLMTruncated
+from worldbook.errors import LanguageModelError
 from worldbook.llm_port import (
     JsonMode,
     LLMCapabilities,
@@ -135,14 +141,19 @@ class OpenAICompatibleLLM:
         base = base_url.rstrip("/")
         self.url = base if base.endswith("/chat/completions") else base + "/chat/completions"
         self._model = model
-        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self._max_retries = max_retries
-        self._retry_max_wait_s = retry_max_wait_s
-        self._sleep = sleep
         sent = {"Accept": "application/json", **(headers or {})}
         if api_key:
             sent["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(headers=sent, transport=transport, timeout=self._timeout)
+        self._channel = HttpChannel(
+            self.url,
+            sent,
+            timeout_s=timeout_s,
+            connect_timeout_s=connect_timeout_s,
+            max_retries=max_retries,
+            retry_max_wait_s=retry_max_wait_s,
+            transport=transport,
+            sleep=sleep,
+        )
         self._capabilities = LLMCapabilities(
             json_schema=True,
             tools=True,
@@ -166,7 +177,7 @@ class OpenAICompatibleLLM:
         return JSON_MODES[self._mode_index]
 
     def close(self) -> None:
-        self._client.close()
+        self._channel.close()
 
     def complete(self, request: LLMRequest) -> LLMResult:
         if request.schema is None:
@@ -212,10 +223,6 @@ class OpenAICompatibleLLM:
         return body
 
     def _call(self, request: LLMRequest, mode: JsonMode) -> LLMResult:
-        timeout = self._timeout
-        if request.timeout_s is not None:
-            timeout = httpx.Timeout(request.timeout_s, connect=self._timeout.connect)
-
         def refused(detail: ErrorDetail, _: httpx.Response) -> Exception | None:
             if (
                 mode not in ("none", "prompt")
@@ -226,19 +233,10 @@ class OpenAICompatibleLLM:
                 return _FormatRefused(detail.message)
             return None
 
-        started = time.perf_counter()
-        response = post_json(
-            self._client,
-            self.url,
-            self._body(request, mode),
-            timeout=timeout,
-            max_retries=self._max_retries,
-            retry_max_wait_s=self._retry_max_wait_s,
-            sleep=self._sleep,
-            on_error=refused,
+        body, latency_ms = self._channel.post(
+            self._body(request, mode), timeout_s=request.timeout_s, on_error=refused
         )
-        latency_ms = (time.perf_counter() - started) * 1000
-        return self._result(json_body(response, self.url), request, mode, latency_ms)
+        return self._result(body, request, mode, latency_ms)
 
     def _result(
         self, body: dict[str, Any], request: LLMRequest, mode: JsonMode, latency_ms: float
@@ -251,19 +249,15 @@ class OpenAICompatibleLLM:
         text = _content_text(message if isinstance(message, dict) else {})
         finish = str(choice.get("finish_reason") or "stop")
         if finish == "length":
-            raise LLMTruncated(
-                f"The language model's reply stopped at the output limit of "
-                f"{request.max_output_tokens} tokens.",
-                partial=text,
-            )
+            raise truncated(request.max_output_tokens, text)
         usage = _object(body.get("usage"))
         return LLMResult(
             text=text,
             data=find_json_object(text) if request.schema is not None else None,
             finish_reason=finish,
             usage=LLMUsage(
-                input_tokens=_int(usage.get("prompt_tokens")),
-                output_tokens=_int(usage.get("completion_tokens")),
+                input_tokens=count(usage.get("prompt_tokens")),
+                output_tokens=count(usage.get("completion_tokens")),
             ),
             model=str(body.get("model") or self.model),
             latency_ms=latency_ms,
@@ -300,7 +294,3 @@ def _content_text(message: Mapping[str, Any]) -> str:
 
 def _object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
