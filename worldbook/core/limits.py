@@ -12,7 +12,7 @@ The table itself, the generic text and count checks and the per-turn checks live
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
@@ -265,6 +265,30 @@ def check_entries_per_book(
             field=field,
             hint="Split the lore over several books.",
         )
+
+
+def check_world_mode_lore(
+    entries: Iterable[tuple[str, object]], *, limits: Limits = LIMITS
+) -> None:
+    """Leaving classic mode: every entry (id, lore), in book order, meets the world lore
+    minimum; the first that does not is reported against the ``mode`` field."""
+    for i, (entry_id, lore) in enumerate(entries):
+        try:
+            check_text(
+                lore,
+                field=f"entries[{i}].lore",
+                limit="entry lore",
+                min_len=limits.lore_min,
+                max_len=limits.lore_max,
+            )
+        except LimitExceeded as exc:
+            raise LimitExceeded(
+                limit=exc.limit,
+                allowed=exc.allowed,
+                actual=exc.actual,
+                field="mode",
+                hint=f"Entry {entry_id!r} is too short for world mode; lengthen it first.",
+            ) from exc
 
 
 def check_publish(entry_count: int, *, field: str = "visibility", limits: Limits = LIMITS) -> None:

@@ -14,7 +14,6 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import new_id
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.entries import EntriesMixin, _draft_values
@@ -38,6 +37,7 @@ from worldbook.core.living import (
 )
 from worldbook.core.living_ops import apply_write, undo
 from worldbook.core.records import EntryRecord, now
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, WriteNotFound
 
