@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
@@ -214,6 +214,20 @@ def json_body(response: httpx.Response, url: str) -> dict[str, Any]:
     return body
 
 
+class HttpOptions(TypedDict, total=False):
+    """The connection options both adapters take as keywords (defaults in :class:`HttpChannel`).
+
+    ``transport``: an httpx transport (tests pass ``httpx.MockTransport``); ``sleep``: how
+    retries wait (tests pass a recorder)."""
+
+    timeout_s: float
+    connect_timeout_s: float
+    max_retries: int
+    retry_max_wait_s: float
+    transport: httpx.BaseTransport | None
+    sleep: Callable[[float], None]
+
+
 class HttpChannel:
     """One adapter's connection to its server: the client, timeouts and bounded retries.
 
@@ -226,12 +240,12 @@ class HttpChannel:
         url: str,
         headers: dict[str, str],
         *,
-        timeout_s: float,
-        connect_timeout_s: float,
-        max_retries: int,
-        retry_max_wait_s: float,
-        transport: httpx.BaseTransport | None,
-        sleep: Callable[[float], None],
+        timeout_s: float = 120.0,
+        connect_timeout_s: float = 10.0,
+        max_retries: int = 2,
+        retry_max_wait_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.url = url
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)

@@ -10,13 +10,10 @@ in ``input``. System messages travel in the top-level ``system`` field. ``stop_r
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
-import httpx
-
-from worldbook.adapters.llm._http import HttpChannel, count, truncated
+from worldbook.adapters.llm._http import HttpChannel, HttpOptions, count, truncated
 from worldbook.core.json_reply import find_json_object
 from worldbook.errors import LanguageModelError
 from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMToolCall, LLMUsage
@@ -32,6 +29,7 @@ class AnthropicLLM:
         base_url: ``https://api.anthropic.com`` (``/v1`` and ``/v1/messages`` are accepted too).
         api_key: sent as ``x-api-key``.
         model: required by the API (``claude-…``).
+        http: timeouts, retries, transport (:class:`~worldbook.adapters.llm._http.HttpOptions`).
     """
 
     def __init__(
@@ -40,14 +38,9 @@ class AnthropicLLM:
         *,
         api_key: str | None,
         model: str,
-        timeout_s: float = 120.0,
-        connect_timeout_s: float = 10.0,
         context_tokens: int = 200_000,
         max_output_tokens: int = 4096,
-        max_retries: int = 2,
-        retry_max_wait_s: float = 10.0,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **http: Unpack[HttpOptions],
     ) -> None:
         base = base_url.rstrip("/")
         if base.endswith("/v1/messages"):
@@ -60,16 +53,7 @@ class AnthropicLLM:
         headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "application/json"}
         if api_key:
             headers["x-api-key"] = api_key
-        self._channel = HttpChannel(
-            self.url,
-            headers,
-            timeout_s=timeout_s,
-            connect_timeout_s=connect_timeout_s,
-            max_retries=max_retries,
-            retry_max_wait_s=retry_max_wait_s,
-            transport=transport,
-            sleep=sleep,
-        )
+        self._channel = HttpChannel(self.url, headers, **http)
         self._capabilities = LLMCapabilities(
             json_schema=True,
             tools=True,

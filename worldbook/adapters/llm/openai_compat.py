@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 import httpx
 
 from worldbook.adapters.llm._http import (
     ErrorDetail,
     HttpChannel,
+    HttpOptions,
     count,
     is_context_overflow,
     truncated,
@@ -118,8 +118,8 @@ class OpenAICompatibleLLM:
             ends in ``/chat/completions`` is used as is.
         api_key: sent as ``Authorization: Bearer``; None sends none (local servers).
         model: the ``model`` field; None leaves it out (llama.cpp serves its one model).
-        transport: an httpx transport (tests pass ``httpx.MockTransport``).
-        sleep: how retries wait (tests pass a recorder).
+        http: timeouts, retries, ``transport`` (tests pass ``httpx.MockTransport``) and
+            ``sleep`` (tests pass a recorder): :class:`~worldbook.adapters.llm._http.HttpOptions`.
     """
 
     def __init__(
@@ -128,15 +128,10 @@ class OpenAICompatibleLLM:
         *,
         api_key: str | None = None,
         model: str | None = None,
-        timeout_s: float = 120.0,
-        connect_timeout_s: float = 10.0,
         context_tokens: int = 8192,
         max_output_tokens: int = 4096,
-        max_retries: int = 2,
-        retry_max_wait_s: float = 10.0,
         headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **http: Unpack[HttpOptions],
     ) -> None:
         base = base_url.rstrip("/")
         self.url = base if base.endswith("/chat/completions") else base + "/chat/completions"
@@ -144,16 +139,7 @@ class OpenAICompatibleLLM:
         sent = {"Accept": "application/json", **(headers or {})}
         if api_key:
             sent["Authorization"] = f"Bearer {api_key}"
-        self._channel = HttpChannel(
-            self.url,
-            sent,
-            timeout_s=timeout_s,
-            connect_timeout_s=connect_timeout_s,
-            max_retries=max_retries,
-            retry_max_wait_s=retry_max_wait_s,
-            transport=transport,
-            sleep=sleep,
-        )
+        self._channel = HttpChannel(self.url, sent, **http)
         self._capabilities = LLMCapabilities(
             json_schema=True,
             tools=True,
