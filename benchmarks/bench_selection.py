@@ -35,7 +35,11 @@ import numpy as np  # noqa: E402
 
 from worldbook.adapters.tokenizers import get_tokenizer  # noqa: E402
 from worldbook.bench.common import machine, now_iso, percentiles, versions, write_results  # noqa: E402
-from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, WORD_SYLLABLES  # noqa: E402
+from worldbook.bench.synthetic import (  # noqa: E402
+    NAME_SYLLABLES,
+    WORD_SYLLABLES,
+    synthetic_aliases,
+)
 from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
 from worldbook.core.tokens import Tokenizer  # noqa: E402
@@ -68,14 +72,7 @@ def build_book(rng: random.Random, tokenizer_count: object, n: int, aliases: int
     titles = [f"{_name(rng)} {_name(rng)}" for _ in range(n)]
     entries = []
     for i in range(n):
-        names = []
-        for j in range(aliases):
-            if j % 10 == 9:
-                names.append("".join(rng.choice(CJK) for _ in range(3)))
-            elif j % 2:
-                names.append(f"{_name(rng)} {_name(rng)}")
-            else:
-                names.append(_name(rng))
+        names = synthetic_aliases(rng, aliases, lambda: _name(rng))
         sentences = []
         # Mostly 150-700 tokens; one entry in ten is long (40-60 sentences, over the 800-token
         # cut), so cold turns pay for cutting as real books with a few long entries do.
