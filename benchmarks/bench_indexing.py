@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -148,7 +149,7 @@ def celery_rate(
     return len(ids) / elapsed
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="use-m3", help="use-m3 (default), e5-small, fake")
     parser.add_argument("--entries", type=int, default=240)
@@ -159,19 +160,13 @@ def main() -> None:
         help="a Redis database this benchmark may flush (not the tests' database 15)",
     )
     parser.add_argument("--no-celery", action="store_true", help="skip the Celery rows")
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    drafts = load_entries(args.entries)
-    cores = len(os.sched_getaffinity(0))
-    embedders = {t: load_embedder(args.embedder, threads=t) for t in sorted({1, cores})}
-    embedder = embedders[1]
-    texts = pipeline_texts(drafts, embedder)
-    raw_before: dict[int, float] = {}
-    for threads, candidate in embedders.items():
-        candidate.embed_passages(texts[: args.batch_size])  # load the model before timing
-        raw_before[threads] = raw_rate(candidate, texts, len(drafts), args.batch_size)
-    best = max(raw_before, key=lambda t: raw_before[t])
-    embedder = embedders[best]
+
+def _pipeline_rows(
+    args: argparse.Namespace, embedder: Embedder, drafts: list[EntryDraft], best: int, cores: int
+) -> dict[str, float]:
+    """Entries per second of each indexing path: in-process, then Celery with 1 and 2 workers."""
     rows: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="wb-bench-indexing-") as tmp:
         workdir = Path(tmp)
@@ -183,6 +178,33 @@ def main() -> None:
                     args.embedder, embedder.model_id, drafts, args.batch_size, processes,
                     threads, args.redis, workdir,
                 )  # fmt: skip
+    return rows
+
+
+def _save(result: dict[str, Any], embedder_name: str) -> None:
+    """One file, one run per embedder: a later run of another embedder keeps this one."""
+    runs = {}
+    if RESULTS.is_file():
+        runs = json.loads(RESULTS.read_text(encoding="utf-8")).get("runs", {})
+    runs[embedder_name] = result
+    write_results(RESULTS, {"runs": runs})
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+
+
+def main() -> None:
+    args = _args()
+    drafts = load_entries(args.entries)
+    cores = len(os.sched_getaffinity(0))
+    embedders = {t: load_embedder(args.embedder, threads=t) for t in sorted({1, cores})}
+    embedder = embedders[1]
+    texts = pipeline_texts(drafts, embedder)
+    raw_before: dict[int, float] = {}
+    for threads, candidate in embedders.items():
+        candidate.embed_passages(texts[: args.batch_size])  # load the model before timing
+        raw_before[threads] = raw_rate(candidate, texts, len(drafts), args.batch_size)
+    best = max(raw_before, key=lambda t: raw_before[t])
+    embedder = embedders[best]
+    rows = _pipeline_rows(args, embedder, drafts, best, cores)
     raw_after = raw_rate(embedder, texts, len(drafts), args.batch_size)
     raw = (raw_before[best] + raw_after) / 2
 
@@ -216,13 +238,7 @@ def main() -> None:
         "target_vs_raw": 0.9,
         "rows": table,
     }
-    # One file, one run per embedder: a later run of another embedder keeps this one.
-    runs = {}
-    if RESULTS.is_file():
-        runs = json.loads(RESULTS.read_text(encoding="utf-8")).get("runs", {})
-    runs[args.embedder] = result
-    write_results(RESULTS, {"runs": runs})
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    _save(result, args.embedder)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,10 @@ from worldbook.adapters.tokenizers.registry import get_tokenizer
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.bench.synthetic import conversation, lore_book, synthetic_drafts
 from worldbook.core.matching import MatcherCache
-from worldbook.core.rendering import render
+from worldbook.core.rendering import RenderedPrompt, render
 from worldbook.core.selection import select
 from worldbook.core.selection_json import selection_to_json
-from worldbook.core.types import ModelProfile, SelectionRules, SemanticHit, Turn
+from worldbook.core.types import ModelProfile, Selection, SelectionRules, SemanticHit, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "response.json"
@@ -63,14 +63,8 @@ def _p50_ms(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--entries", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=300)
-    args = parser.parse_args()
-    turn, tokenizer = _turn(args.entries)
-    selection = select(turn, SelectionRules(), tokenizer, matcher_cache=MatcherCache())
-    rendered = render(selection, turn.profile)
+def _variants(selection: Selection, rendered: RenderedPrompt) -> dict[str, Callable[[], bytes]]:
+    """One response encoder per trace level × renderings kept × JSON library."""
 
     def body(trace: str, renderings: str) -> dict[str, Any]:
         out = selection_to_json(selection, rendered, trace=trace)  # type: ignore[arg-type]
@@ -91,6 +85,19 @@ def main() -> None:
                 variants[f"trace={trace} render={renderings} {name}"] = variant(
                     trace, renderings, encode
                 )
+    return variants
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=300)
+    args = parser.parse_args()
+    turn, tokenizer = _turn(args.entries)
+    selection = select(turn, SelectionRules(), tokenizer, matcher_cache=MatcherCache())
+    rendered = render(selection, turn.profile)
+
+    variants = _variants(selection, rendered)
     rows = []
     baseline = _p50_ms(variants["trace=full render=both json"], args.repeat)
     select_ms = _p50_ms(
@@ -98,12 +105,11 @@ def main() -> None:
     )
     for name, fn in variants.items():
         p50 = _p50_ms(fn, args.repeat)
-        size = len(fn())
         rows.append(
             {
                 "variant": name,
                 "p50_ms": round(p50, 3),
-                "bytes": size,
+                "bytes": len(fn()),
                 "vs_default": round(baseline / p50, 2),
             }
         )

@@ -29,14 +29,20 @@ import re  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from worldbook.adapters.tokenizers import get_tokenizer  # noqa: E402
 from worldbook.bench.common import machine, now_iso, percentiles, versions, write_results  # noqa: E402
-from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, WORD_SYLLABLES  # noqa: E402
+from worldbook.bench.synthetic import (  # noqa: E402
+    NAME_SYLLABLES,
+    WORD_SYLLABLES,
+    synthetic_aliases,
+)
 from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
+from worldbook.core.tokens import Tokenizer  # noqa: E402
 from worldbook.core.types import (  # noqa: E402
     LoreBook,
     LoreEntry,
@@ -66,14 +72,7 @@ def build_book(rng: random.Random, tokenizer_count: object, n: int, aliases: int
     titles = [f"{_name(rng)} {_name(rng)}" for _ in range(n)]
     entries = []
     for i in range(n):
-        names = []
-        for j in range(aliases):
-            if j % 10 == 9:
-                names.append("".join(rng.choice(CJK) for _ in range(3)))
-            elif j % 2:
-                names.append(f"{_name(rng)} {_name(rng)}")
-            else:
-                names.append(_name(rng))
+        names = synthetic_aliases(rng, aliases, lambda: _name(rng))
         sentences = []
         # Mostly 150-700 tokens; one entry in ten is long (40-60 sentences, over the 800-token
         # cut), so cold turns pay for cutting as real books with a few long entries do.
@@ -133,36 +132,34 @@ def baseline_compile_per_turn(keys: list[str], text: str) -> int:
     return hits
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--aliases", type=int, default=50)
     parser.add_argument("--turns", type=int, default=400)
     parser.add_argument("--baseline-turns", type=int, default=3)
     parser.add_argument("--k", type=int, default=32, help="semantic hits per turn")
-    args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    return parser.parse_args()
 
-    rng = random.Random(20261202)
-    tokenizer = get_tokenizer("cl100k_base")
-    book = build_book(rng, tokenizer.count, args.entries, args.aliases)
-    conversation = build_conversation(rng, book, args.turns * 2 + 8)
-    rules = SelectionRules()
-    profile = ModelProfile(128_000, tokenizer_id="cl100k_base", supports_tools=True)
 
+def _turns(
+    book: LoreBook,
+    conversation: list[Message],
+    rules: SelectionRules,
+    profile: ModelProfile,
+    args: argparse.Namespace,
+) -> tuple[list[Turn], list[float]]:
+    """Windows of 6 messages ending on a user message, each with its ``k`` semantic hits, and
+    the seconds the numpy search of each took."""
     embedder = HashingEmbedder()
     passages = embedder.embed_passages(
         [f"{e.title}. {' '.join(e.aliases[:5])}. {e.lore[:300]}" for e in book.entries]
     )
     queries = embedder.embed_queries([m.content for m in conversation])
-
-    # Windows of 6 messages ending on a user message.
     ends = [i for i in range(6, len(conversation)) if conversation[i - 1].role == "user"]
-    ends = ends[: args.turns]
     search_s: list[float] = []
     turns: list[Turn] = []
-    for end in ends:
+    for end in ends[: args.turns]:
         t0 = time.perf_counter()
         scores = (queries[end - rules.semantic_messages : end] @ passages.T).mean(axis=0)
         top = np.argpartition(-scores, args.k)[: args.k]
@@ -170,15 +167,17 @@ def main() -> None:
         search_s.append(time.perf_counter() - t0)
         hits = tuple(SemanticHit("big", f"e{i}", float(scores[i])) for i in top)
         turns.append(Turn((book,), tuple(conversation[end - 6 : end]), profile, hits))
+    return turns, search_s
 
-    cache = MatcherCache()
-    t0 = time.perf_counter()
-    matcher = cache.get(book)
-    build_s = time.perf_counter() - t0
 
-    # Cold: the first time an entry is injected its cut (tokenising up to ~6,400 characters)
-    # and its index line are computed; the cache remembers them per book version. Warm: the
-    # same turns again, as for a book in steady use.
+def _time_select(
+    turns: list[Turn], rules: SelectionRules, tokenizer: Tokenizer, cache: MatcherCache
+) -> tuple[list[float], list[float], list[tuple[int, int]]]:
+    """Cold and warm seconds of ``select`` per turn, and each turn's (injected, index) sizes.
+
+    Cold: the first time an entry is injected its cut (tokenising up to ~6,400 characters) and
+    its index line are computed; the cache remembers them per book version. Warm: the same
+    turns again, as for a book in steady use."""
     select_cold_s: list[float] = []
     sizes: list[tuple[int, int]] = []
     for t in turns:
@@ -191,27 +190,35 @@ def main() -> None:
         t0 = time.perf_counter()
         select(t, rules, tokenizer, matcher_cache=cache)
         select_s.append(time.perf_counter() - t0)
+    return select_cold_s, select_s, sizes
 
-    def scanned(t: Turn) -> list[str]:
-        msgs = t.messages
-        user = [m.content for m in msgs if m.role == "user"][-1:]
-        replies = [m.content for m in msgs if m.role == "assistant"][-2:]
-        return user + replies
 
+def _scanned(t: Turn) -> list[str]:
+    """What the literal scan reads: the last user message and the last two replies."""
+    msgs = t.messages
+    user = [m.content for m in msgs if m.role == "user"][-1:]
+    replies = [m.content for m in msgs if m.role == "assistant"][-2:]
+    return user + replies
+
+
+def _time_matcher(turns: list[Turn], matcher: Any) -> list[float]:
     matcher_s: list[float] = []
     for t in turns:
-        texts = scanned(t)
+        texts = _scanned(t)
         t0 = time.perf_counter()
         for text in texts:
             matcher.find(match_form(text), prepared=True)
         matcher_s.append(time.perf_counter() - t0)
+    return matcher_s
 
-    keys = st_keys(book)
+
+def _time_baselines(turns: list[Turn], keys: list[str]) -> tuple[list[float], list[float]]:
+    """SillyTavern-style regexes: compiled per turn, and compiled once."""
     compiled = [re.compile(r"(?:^|\W)(" + re.escape(k.lower()) + r")(?:$|\W)") for k in keys]
     base_compile_s: list[float] = []
     base_search_s: list[float] = []
-    for t in turns[: args.baseline_turns]:
-        text = "\n".join(scanned(t))
+    for t in turns:
+        text = "\n".join(_scanned(t))
         t0 = time.perf_counter()
         baseline_compile_per_turn(keys, text)
         base_compile_s.append(time.perf_counter() - t0)
@@ -219,17 +226,12 @@ def main() -> None:
         t0 = time.perf_counter()
         sum(1 for c in compiled if c.search(hay))
         base_search_s.append(time.perf_counter() - t0)
+    return base_compile_s, base_search_s
 
-    rows = {
-        "select_warm": summary(select_s),
-        "select_cold_cuts": summary(select_cold_s),
-        "literal_matcher": summary(matcher_s),
-        "baseline_regex_compiled_per_turn": summary(base_compile_s),
-        "baseline_regex_precompiled": summary(base_search_s),
-        "numpy_search_context": summary(search_s),
-    }
+
+def _ratios(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
     m50 = rows["literal_matcher"]["p50_ms"]
-    ratios = {
+    return {
         "compiled_per_turn_over_matcher_p50": round(
             rows["baseline_regex_compiled_per_turn"]["p50_ms"] / m50, 1
         ),
@@ -237,7 +239,16 @@ def main() -> None:
             rows["baseline_regex_precompiled"]["p50_ms"] / m50, 1
         ),
     }
-    print(f"book: {args.entries} entries × {args.aliases} aliases = {len(keys)} keys")
+
+
+def _print_report(
+    args: argparse.Namespace,
+    keys: int,
+    build_s: float,
+    rows: dict[str, dict[str, Any]],
+    ratios: dict[str, float],
+) -> None:
+    print(f"book: {args.entries} entries × {args.aliases} aliases = {keys} keys")
     print(f"matcher build (once per book version): {build_s * 1000:.0f} ms")
     print(f"{'measure':36} {'n':>5} {'p50 ms':>10} {'p99 ms':>10} {'max ms':>10}")
     for name, row in rows.items():
@@ -256,6 +267,72 @@ def main() -> None:
         ratios["compiled_per_turn_over_matcher_p50"] >= 20,
     )
 
+
+def _setup(
+    args: argparse.Namespace,
+    book: LoreBook,
+    keys: int,
+    tokenizer: Tokenizer,
+    profile: ModelProfile,
+    rules: SelectionRules,
+    sizes: list[tuple[int, int]],
+    build_s: float,
+) -> dict[str, Any]:
+    """The ``setup`` section of the results: what was measured, and on what."""
+    return {
+        "entries": args.entries,
+        "aliases_per_entry": args.aliases,
+        "keys": keys,
+        "message_window": 6,
+        "semantic_hits_per_turn": args.k,
+        "tokenizer": tokenizer.id,
+        "input_window": profile.input_window,
+        "entry_tokens_p50": float(np.percentile([e.tokens for e in book.entries], 50)),
+        "entry_tokens_max": max(e.tokens for e in book.entries),
+        "share_entries_over_cut": round(
+            sum(e.tokens > rules.full_entry_tokens_max for e in book.entries) / len(book.entries),
+            3,
+        ),
+        "mean_injected": statistics.fmean(s[0] for s in sizes),
+        "mean_index_lines": statistics.fmean(s[1] for s in sizes),
+        "matcher_build_ms": round(build_s * 1000, 1),
+        "load_average_at_end": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
+
+
+def main() -> None:
+    args = _args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    rng = random.Random(20261202)
+    tokenizer = get_tokenizer("cl100k_base")
+    book = build_book(rng, tokenizer.count, args.entries, args.aliases)
+    conversation = build_conversation(rng, book, args.turns * 2 + 8)
+    rules = SelectionRules()
+    profile = ModelProfile(128_000, tokenizer_id="cl100k_base", supports_tools=True)
+    turns, search_s = _turns(book, conversation, rules, profile, args)
+
+    cache = MatcherCache()
+    t0 = time.perf_counter()
+    matcher = cache.get(book)
+    build_s = time.perf_counter() - t0
+
+    select_cold_s, select_s, sizes = _time_select(turns, rules, tokenizer, cache)
+    matcher_s = _time_matcher(turns, matcher)
+    keys = st_keys(book)
+    base_compile_s, base_search_s = _time_baselines(turns[: args.baseline_turns], keys)
+
+    rows = {
+        "select_warm": summary(select_s),
+        "select_cold_cuts": summary(select_cold_s),
+        "literal_matcher": summary(matcher_s),
+        "baseline_regex_compiled_per_turn": summary(base_compile_s),
+        "baseline_regex_precompiled": summary(base_search_s),
+        "numpy_search_context": summary(search_s),
+    }
+    ratios = _ratios(rows)
+    _print_report(args, len(keys), build_s, rows, ratios)
     result = {
         "benchmark": "selection",
         "date": now_iso(),
@@ -264,26 +341,7 @@ def main() -> None:
             "python": platform.python_version(),
             **versions(("numpy", "pyahocorasick", "tiktoken", "worldbook")),
         },
-        "setup": {
-            "entries": args.entries,
-            "aliases_per_entry": args.aliases,
-            "keys": len(keys),
-            "message_window": 6,
-            "semantic_hits_per_turn": args.k,
-            "tokenizer": tokenizer.id,
-            "input_window": profile.input_window,
-            "entry_tokens_p50": float(np.percentile([e.tokens for e in book.entries], 50)),
-            "entry_tokens_max": max(e.tokens for e in book.entries),
-            "share_entries_over_cut": round(
-                sum(e.tokens > rules.full_entry_tokens_max for e in book.entries)
-                / len(book.entries),
-                3,
-            ),
-            "mean_injected": statistics.fmean(s[0] for s in sizes),
-            "mean_index_lines": statistics.fmean(s[1] for s in sizes),
-            "matcher_build_ms": round(build_s * 1000, 1),
-            "load_average_at_end": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        },
+        "setup": _setup(args, book, len(keys), tokenizer, profile, rules, sizes, build_s),
         "results": rows,
         "ratios": ratios,
     }

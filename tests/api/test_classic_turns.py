@@ -50,6 +50,16 @@ def turn(
     return result
 
 
+def sticky(turns: int) -> dict[str, Any]:
+    """An entry keyed on "glue" that stays in for ``turns`` turns after it fires."""
+    return {
+        "title": "Sticky",
+        "lore": "Sticky lore.",
+        "keys": ["glue"],
+        "extensions": {"sticky": turns},
+    }
+
+
 def injected(result: dict[str, Any]) -> list[str]:
     return [e["title"] for e in result["injected"]]
 
@@ -145,12 +155,7 @@ def test_sticky_and_cooldown_carry_over_turns_of_a_chat(client: TestClient, alic
         client,
         alice,
         [
-            {
-                "title": "Sticky",
-                "lore": "Sticky lore.",
-                "keys": ["glue"],
-                "extensions": {"sticky": 3},
-            },
+            sticky(3),
             {"title": "Cool", "lore": "Cool lore.", "keys": ["ice"], "extensions": {"cooldown": 3}},
         ],
     )
@@ -169,18 +174,7 @@ def test_sticky_and_cooldown_carry_over_turns_of_a_chat(client: TestClient, alic
 
 
 def test_a_preview_never_writes_chat_state(client: TestClient, alice: Headers) -> None:
-    book = classic_book(
-        client,
-        alice,
-        [
-            {
-                "title": "Sticky",
-                "lore": "Sticky lore.",
-                "keys": ["glue"],
-                "extensions": {"sticky": 5},
-            }
-        ],
-    )
+    book = classic_book(client, alice, [sticky(5)])
     turn(client, alice, book, "glue", path="/v1/preview", chat_id="c1", chat_length=2)
     assert injected(turn(client, alice, book, "nothing", chat_id="c1", chat_length=4)) == []
     log = client.get("/v1/chats/c1/log", headers=alice).json()
@@ -188,19 +182,7 @@ def test_a_preview_never_writes_chat_state(client: TestClient, alice: Headers) -
 
 
 def test_chat_state_is_the_acting_users(client: TestClient, alice: Headers, bob: Headers) -> None:
-    book = classic_book(
-        client,
-        alice,
-        [
-            {
-                "title": "Sticky",
-                "lore": "Sticky lore.",
-                "keys": ["glue"],
-                "extensions": {"sticky": 5},
-            }
-        ],
-        visibility="private",
-    )
+    book = classic_book(client, alice, [sticky(5)], visibility="private")
     client.patch(f"/v1/books/{book}", json={"visibility": "unlisted"}, headers=alice)
     turn(client, alice, book, "glue", chat_id="shared", chat_length=2)
     assert injected(turn(client, bob, book, "x", chat_id="shared", chat_length=4)) == []

@@ -24,10 +24,10 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.api.conftest import LORE, Keys, auth
-from worldbook.adapters.store.base import new_id
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.living import LivingLimits
 from worldbook.core.living_calls import CallContext, parse_call
+from worldbook.core.store_rules import new_id
 from worldbook.service.components import Components
 
 ACTORS = ("no_key", "revoked_key", "other_user", "owner")  # the owner last: it may mutate

@@ -4,33 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.conftest import run
 from tests.llm_fakes import ScriptedLLM, book, entry
 from worldbook.cli import authoring
-from worldbook.cli.main import app
 from worldbook.service.generate import generate_book
 
 TEXT = (
     "# Port Vel\nPort Vel is the pirate city of the north.\n\n"
     "# The Drowned Rat\nThe Drowned Rat is the tavern where captains sell maps.\n"
 )
-
-
-@pytest.fixture()
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("WORLDBOOK_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("WORLDBOOK_EMBEDDER", "fake")
-    return CliRunner()
-
-
-def run(cli: CliRunner, *args: str, code: int = 0) -> Any:
-    result = cli.invoke(app, list(args))
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return json.loads(result.stdout) if code == 0 and "--json" in args else result
 
 
 def test_generate_without_a_model_names_the_setting(cli: CliRunner) -> None:

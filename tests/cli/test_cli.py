@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.conftest import run
 from tests.samples import SAMPLES_ROOT
 from worldbook.cli.errors import EXIT_CODES, exit_code
-from worldbook.cli.main import app
 from worldbook.errors import LimitExceeded, WorldbookError, all_error_types
 
 SAMPLES = SAMPLES_ROOT / "lorebooks"
@@ -31,21 +30,6 @@ SAMPLE_COUNTS = {
     "注入测试世界书.json": 13,
     "white_samurai.scenario": 19,
 }
-
-
-@pytest.fixture()
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("WORLDBOOK_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("WORLDBOOK_EMBEDDER", "fake")
-    return CliRunner()
-
-
-def run(cli: CliRunner, *args: str, code: int = 0) -> Any:
-    result = cli.invoke(app, list(args))
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    if code == 0 and "--json" in args:
-        return json.loads(result.stdout)
-    return result
 
 
 def write_messages(path: Path, messages: list[dict[str, str]]) -> str:

@@ -662,7 +662,7 @@ def test_in_memory_sqlite_store_is_migrated() -> None:
 
 
 def test_new_ids_never_start_with_an_option_dash() -> None:
-    from worldbook.adapters.store.base import new_id
+    from worldbook.core.store_rules import new_id
 
     assert all(new_id()[0].isalnum() for _ in range(2000))
 

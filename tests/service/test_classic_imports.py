@@ -23,12 +23,24 @@ from worldbook.core.types import BookMode, Message, ModelProfile
 from worldbook.service.cast import BookSource
 from worldbook.service.contract import SelectionOut
 from worldbook.service.importing import import_book
-from worldbook.service.turns import select_turn
+from worldbook.service.services import Services
+from worldbook.service.turns import TurnResult, select_turn
 from worldbook.testing import fake_services
 
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")
 LORE = "A long enough piece of lore about the place, well over twenty characters."
 HIT = "Zephyrine"  # the key of the first entry; the second's is "Quillon"
+
+
+def _turn(services: Services, book_id: str, text: str) -> TurnResult:
+    """Alice's real turn on one book, with one user message."""
+    return select_turn(
+        services,
+        user_id="alice",
+        source=BookSource(book_ids=(book_id,)),
+        messages=[Message("user", text)],
+        profile=PROFILE,
+    )
 
 
 def _st() -> bytes:
@@ -150,17 +162,9 @@ def test_every_importable_format_selects_by_its_keys(fmt: str) -> None:
     services = fake_services()
     done = import_book(services, owner_id="alice", data=FILES[fmt](), mode=BookMode.CLASSIC)
     assert done.format == fmt
-    source = BookSource(book_ids=(done.book_id,))
 
     def titles(text: str) -> list[str]:
-        result = select_turn(
-            services,
-            user_id="alice",
-            source=source,
-            messages=[Message("user", text)],
-            profile=PROFILE,
-        )
-        return [e.ref.title for e in result.selection.injected]
+        return [e.ref.title for e in _turn(services, done.book_id, text).selection.injected]
 
     assert titles("hello") == []
     assert titles(f"I met {HIT} today.") == ["First"]
@@ -178,13 +182,7 @@ def test_an_imported_book_renders_in_its_authors_arrangement() -> None:
     done = import_book(
         services, owner_id="alice", data=dumps({"entries": entries}), mode=BookMode.CLASSIC
     )
-    result = select_turn(
-        services,
-        user_id="alice",
-        source=BookSource(book_ids=(done.book_id,)),
-        messages=[Message("user", "the gate")],
-        profile=PROFILE,
-    )
+    result = _turn(services, done.book_id, "the gate")
     rendered = [m.content for m in SelectionOut.model_validate(result.to_json()).messages]
     assert [e.ref.title for e in result.selection.injected] == [
         "Order 5",
@@ -255,12 +253,6 @@ def test_a_sample_book_selects_by_its_keys() -> None:
     done = import_book(
         services, owner_id="alice", data=sample("Eldoria.json"), mode=BookMode.CLASSIC
     )
-    result = select_turn(
-        services,
-        user_id="alice",
-        source=BookSource(book_ids=(done.book_id,)),
-        messages=[Message("user", "Tell me about the magical forest.")],
-        profile=PROFILE,
-    )
+    result = _turn(services, done.book_id, "Tell me about the magical forest.")
     assert [e.ref.title for e in result.selection.injected] == ["eldoria"]
     assert result.selection.injected[0].via.value == "keyword"

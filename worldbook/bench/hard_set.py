@@ -354,31 +354,44 @@ def run_hard_set(
             )
             methods[method] = score(outcomes, hard.turns)
             diagnostics[method] = diagnose(hard, outcomes, details)
-            per_turn[method] = {
-                t.id: {
-                    "full": sorted(outcomes[t.id].full),
-                    "index": sorted(outcomes[t.id].index),
-                    "missed": details[t.id].missed,
-                }
-                for t in hard.turns
-            }
+            per_turn[method] = _per_turn(hard, outcomes, details)
         if minilm is not None and book:
             step(f"hard set {hard.name}: peers")
             entries = {hard.world.name: book["_peer_entries"]}
             found = peer_outcomes(entries, _labelled(hard), minilm, profile, settings)
             for name, outcomes in found.items():
                 methods[name] = score(outcomes, hard.turns)
-        langs = Counter(hard.entry_lang.values())
-        out["sets"][hard.name] = {
-            "entries": book.get("entries"),
-            "entries_by_language": dict(langs.most_common()),
-            "canon_tokens": book.get("canon_tokens"),
-            "lore_tokens": book.get("lore_tokens"),
-            "turns": len(hard.turns),
-            "turns_by_kind": dict(Counter(t.kind for t in hard.turns)),
-            "turns_by_language": dict(Counter(t.lang for t in hard.turns)),
+        out["sets"][hard.name] = _set_result(hard, book) | {
             "methods": methods,
             "diagnostics": diagnostics,
             "_per_turn": per_turn,
         }
     return out
+
+
+def _per_turn(
+    hard: HardSet, outcomes: dict[str, Outcome], details: dict[str, TurnDetail]
+) -> dict[str, Any]:
+    """What one method put in full and in the index on each turn, and what it missed."""
+    return {
+        t.id: {
+            "full": sorted(outcomes[t.id].full),
+            "index": sorted(outcomes[t.id].index),
+            "missed": details[t.id].missed,
+        }
+        for t in hard.turns
+    }
+
+
+def _set_result(hard: HardSet, book: dict[str, Any]) -> dict[str, Any]:
+    """The set's own figures (its book and its turns), before the methods' scores."""
+    langs = Counter(hard.entry_lang.values())
+    return {
+        "entries": book.get("entries"),
+        "entries_by_language": dict(langs.most_common()),
+        "canon_tokens": book.get("canon_tokens"),
+        "lore_tokens": book.get("lore_tokens"),
+        "turns": len(hard.turns),
+        "turns_by_kind": dict(Counter(t.kind for t in hard.turns)),
+        "turns_by_language": dict(Counter(t.lang for t in hard.turns)),
+    }

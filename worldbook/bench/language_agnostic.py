@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.bench.language_id import detect_language
+from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.ports import Embedder, Vectors
 
 CORPUS_DIR = Path(__file__).resolve().parent / "language_corpus"
@@ -132,7 +133,7 @@ def balanced_merge(scores: FloatMatrix, groups: Sequence[npt.NDArray[np.bool_]])
     return out
 
 
-class QueryProjected:
+class QueryProjected(EmbedderWrapper):
     """An embedder whose query vectors have the language subspace removed: the correction as
     the engine would apply it at query time. With ``rows`` false passages stay raw (query-side
     only); with ``rows`` true passages are projected and renormalised too (what an index would
@@ -141,17 +142,10 @@ class QueryProjected:
     def __init__(
         self, inner: Embedder, subspace: LanguageSubspace, strength: float = 1.0, rows: bool = False
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._subspace = subspace
         self._strength = strength
         self._rows = rows
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.max_passage_chars = inner.max_passage_chars
-
-    @property
-    def loaded(self) -> bool:
-        return self._inner.loaded
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         vectors = self._inner.embed_passages(texts)
@@ -179,24 +173,11 @@ def centre_by_language(
     return out
 
 
-class RowCentred:
+class RowCentred(EmbedderWrapper):
     """An embedder whose passage batches are centred per language (:func:`centre_by_language`,
     languages guessed from each text by :func:`detect_language`): how a book's rows would be
     centred when its index is built, for benchmarks that embed one book per batch."""
 
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.max_passage_chars = inner.max_passage_chars
-
-    @property
-    def loaded(self) -> bool:
-        return self._inner.loaded
-
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         vectors = self._inner.embed_passages(texts)
         return centre_by_language(vectors, [detect_language(t) for t in texts])
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._inner.embed_queries(texts)

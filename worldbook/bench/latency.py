@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +180,7 @@ def end_to_end(
                     if i >= 3:
                         baseline_s.append(time.perf_counter() - started)
             # Same windows again, every message now cached: the turn without the model.
-            cached_s: list[float] = []
-            for window in windows[3:]:
-                started = time.perf_counter()
-                select_turn(
-                    parts.services, user_id="bench", source=source, messages=window, profile=profile
-                )
-                cached_s.append(time.perf_counter() - started)
+            cached_s = _timed_turns(parts.services, source, windows[3:], profile)
         finally:
             parts.close()
     out = {
@@ -199,6 +193,21 @@ def end_to_end(
     if baseline_s:
         out["embed_baseline_ms"] = percentiles(baseline_s)
     return out
+
+
+def _timed_turns(
+    services: Services,
+    source: BookSource,
+    windows: Sequence[Sequence[Message]],
+    profile: ModelProfile,
+) -> list[float]:
+    """Seconds of ``select_turn`` on each window, one after another."""
+    seconds: list[float] = []
+    for window in windows:
+        started = time.perf_counter()
+        select_turn(services, user_id="bench", source=source, messages=window, profile=profile)
+        seconds.append(time.perf_counter() - started)
+    return seconds
 
 
 def pool(books: int, turns: int, settings: WorldbookSettings) -> dict[str, Any]:

@@ -37,20 +37,26 @@ class Words:
         return " ".join(words).capitalize() + "."
 
 
+def synthetic_aliases(rng: random.Random, count: int, name: Callable[[], str]) -> list[str]:
+    """``count`` aliases, alternately one and two names; every tenth a 3-character CJK name."""
+    aliases: list[str] = []
+    for j in range(count):
+        if j % 10 == 9:
+            aliases.append("".join(rng.choice(CJK) for _ in range(3)))
+        elif j % 2:
+            aliases.append(f"{name()} {name()}")
+        else:
+            aliases.append(name())
+    return aliases
+
+
 def synthetic_drafts(rng: random.Random, n: int, aliases: int) -> list[EntryDraft]:
     """``n`` entries with ``aliases`` aliases each and 6–20 sentences of lore."""
     words = Words(rng)
     titles = list(dict.fromkeys(f"{words.name()} {words.name()}" for _ in range(n * 2)))[:n]
     drafts: list[EntryDraft] = []
     for i in range(n):
-        names: list[str] = []
-        for j in range(aliases):
-            if j % 10 == 9:
-                names.append("".join(rng.choice(CJK) for _ in range(3)))
-            elif j % 2:
-                names.append(f"{words.name()} {words.name()}")
-            else:
-                names.append(words.name())
+        names = synthetic_aliases(rng, aliases, words.name)
         sentences = [words.sentence() for _ in range(rng.randint(6, 20))]
         if rng.random() < 0.3:  # lore names another entry now and then (linked topics)
             sentences.insert(1, f"{titles[rng.randrange(n)]} is close by.")

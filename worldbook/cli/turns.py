@@ -7,6 +7,7 @@ exactly as the HTTP API validates its bodies; the answer is printed from the typ
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from worldbook.service.contract import (
     run_select,
 )
 from worldbook.service.request_log import explain_lines
+from worldbook.service.services import Services
 from worldbook.service.turns import TurnResult
 
 BookOpt = Annotated[list[str], typer.Option("--book", help="Book id (repeatable, in order).")]
@@ -67,6 +69,25 @@ def _request_fields(
         cast.append({"id": character_id, "name": name or None})
     fields = {"book_ids": books, "story_id": story, "novel_id": novel, "characters": cast}
     return {**fields, **{k: v for k, v in model.items() if v is not None}}
+
+
+def _turn_options(
+    model: str | None,
+    window: int | None,
+    tokenizer: str | None,
+    tools: bool,
+    user_name: str | None,
+    trace: str,
+) -> dict[str, Any]:
+    """The options ``select`` and ``preview`` share, as request fields (None = not sent)."""
+    return {
+        "model": model,
+        "input_window": window,
+        "tokenizer": tokenizer,
+        "trace": trace,
+        "supports_tools": True if tools else None,
+        "user_name": user_name,
+    }
 
 
 def _validated(model: type[SelectRequest] | type[PreviewRequest], fields: dict[str, Any]) -> Any:
@@ -117,6 +138,19 @@ def _print(result: TurnResult, as_json: bool, trace: TraceLevel, explain: bool) 
             typer.echo(f"  {record.decision:<8} {record.title}: {record.reason}")
 
 
+def _answer(
+    run: Callable[[Services, str, Any], TurnResult],
+    body: SelectRequest | PreviewRequest,
+    user: str | None,
+    as_json: bool,
+    explain: bool,
+) -> None:
+    """Run the turn as ``user`` (default: the CLI's user) and print its answer."""
+    with open_services() as services:
+        result = run(services, user or services.settings.cli_user, body)
+        _print(result, as_json, body.trace, explain)
+
+
 @handle_errors
 def select_command(
     messages: Annotated[Path, typer.Option("--messages", help="JSON file of messages.")],
@@ -136,13 +170,10 @@ def select_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Decide the lore of one turn (counts as usage)."""
-    extra = {"model": model, "input_window": window, "tokenizer": tokenizer, "trace": trace}
-    extra |= {"supports_tools": True if tools else None, "chat_id": chat, "user_name": user_name}
+    extra = _turn_options(model, window, tokenizer, tools, user_name, trace) | {"chat_id": chat}
     fields = _request_fields(book, story, novel, character, extra)
     body: SelectRequest = _validated(SelectRequest, {**fields, "messages": read_messages(messages)})
-    with open_services() as services:
-        result = run_select(services, user or services.settings.cli_user, body)
-        _print(result, as_json, body.trace, explain)
+    _answer(run_select, body, user, as_json, explain)
 
 
 @handle_errors
@@ -163,10 +194,7 @@ def preview_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Show what a turn with this message would select (not counted as usage)."""
-    extra = {"model": model, "input_window": window, "tokenizer": tokenizer, "trace": trace}
-    extra |= {"supports_tools": True if tools else None, "user_name": user_name}
+    extra = _turn_options(model, window, tokenizer, tools, user_name, trace)
     fields = _request_fields(book, story, novel, character, extra)
     body: PreviewRequest = _validated(PreviewRequest, {**fields, "message": message})
-    with open_services() as services:
-        result = run_preview(services, user or services.settings.cli_user, body)
-        _print(result, as_json, body.trace, explain)
+    _answer(run_preview, body, user, as_json, explain)

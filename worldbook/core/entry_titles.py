@@ -17,14 +17,18 @@ TITLE_CHARS = " \t#*_`>:-–—•"
 DERIVED_TITLE_MAX = 60
 
 
-def shorten(text: str, limit: int) -> str:
+def shorten(text: str, limit: int, *, trailing: str | None = " ,;:") -> str:
+    """Cut to ``limit`` characters at a word boundary when one is near, ending with '…'.
+
+    ``trailing``: what is stripped from the cut before the '…' (titles drop a dangling comma
+    or colon too; None strips whitespace only)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     space = cut.rfind(" ")
     if space > limit // 2:
         cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
+    return cut.rstrip(trailing) + "…"
 
 
 def clean_title(raw: str | None, limits: Limits = LIMITS) -> str | None:

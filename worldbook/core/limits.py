@@ -1,132 +1,53 @@
-"""Every DESIGN §6 limit, in one table, and the pure checks that enforce them.
+"""Every DESIGN §6 limit and the pure checks that enforce them: the module callers import.
 
 The store validates every draft through this module before it writes anything; the API and the
 importers reuse :data:`LIMITS` for their own early checks (bulk actions, preview messages, text to
 split) so the numbers live in exactly one place. Errors name the field (``entries[3].title``), the
 limit and the value sent.
 
-Lengths are counted in code points. For the *minimums* only, an East Asian wide or full-width
-character counts as two (DESIGN §6: "10 Chinese characters say as much as 20 Latin ones"), using
-the Unicode East Asian Width property (UAX #11, values ``W`` and ``F``).
+The table itself, the generic text and count checks and the per-turn checks live in
+:mod:`worldbook.core.limit_table` (re-exported here); this module holds the draft validators
+(books, entries, tags, settings) and the checks of writes and listings.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.json_limits import check_clean_text, check_json_value
+from worldbook.core.limit_table import (
+    INT32_MAX,
+    LIMITS,
+    Limits,
+    check_count,
+    check_message,
+    check_preview_message,
+    check_text,
+    check_turn_text,
+    fmt_count,
+    weighted_length,
+)
 from worldbook.core.records import EntryQuery
 from worldbook.core.types import BookMode, Role, Visibility
 from worldbook.errors import InvalidInput, LimitExceeded
 
-__all__ = ["check_clean_text"]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """The DESIGN §6 table (plus the DESIGN §3 classic-mode ranges)."""
-
-    book_title_max: int = 120
-    book_description_max: int = 2_000
-    tags_max: int = 20
-    tag_max: int = 50
-    entries_per_book: int = 2_000
-    entry_title_min: int = 2
-    entry_title_max: int = 100
-    lore_min: int = 20
-    lore_max: int = 20_000
-    classic_lore_min: int = 1  # classic lorebooks hold short keyword snippets
-    aliases_max: int = 50
-    alias_max: int = 120
-    publish_min_entries: int = 10
-    import_batch: int = 500
-    split_text_max: int = 40_000
-    preview_message_max: int = 2_000
-    # One turn's chat: bounded so no request can make the service embed or scan unbounded
-    # text (a 10 MB message once took 225 s and 0.6 GB, issue 15).
-    message_max: int = 20_000
-    turn_text_max: int = 100_000
-    bulk_action_max: int = 500
-    # DESIGN §3 ranges for classic entries and book settings.
-    probability_max: int = 100
-    scan_depth_max: int = 100
-    token_budget_min: int = 100
-    token_budget_max: int = 32_000
-    min_activations_max: int = 100
-    min_activations_depth_max: int = 1_000  # a turn carries at most 1,000 messages
-    # JSON objects kept verbatim (``settings``, ``extensions``): bounded so that whatever is
-    # stored can always be returned (a 256-deep object once saved, then failed every read).
-    json_depth_max: int = 64
-    json_bytes_max: int = 262_144
-
-
-INT32_MAX = 2**31 - 1
-
-LIMITS = Limits()
-"""The limits in force; pass another :class:`Limits` only in tests."""
+__all__ = [
+    "INT32_MAX",
+    "LIMITS",
+    "Limits",
+    "check_clean_text",
+    "check_count",
+    "check_message",
+    "check_preview_message",
+    "check_text",
+    "check_turn_text",
+    "weighted_length",
+]
 
 _SELECTIVE_LOGIC = range(4)  # SillyTavern: AND_ANY, NOT_ALL, NOT_ANY, AND_ALL
 _ROLES = frozenset(get_args(Role))
-
-
-def weighted_length(text: str) -> int:
-    """Length where East Asian wide/full-width characters count as two (UAX #11 W/F)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-def _n(value: int) -> str:
-    return f"{value:,}"
-
-
-def check_text(
-    value: object,
-    *,
-    field: str,
-    limit: str,
-    max_len: int,
-    min_len: int = 0,
-    blank_ok: bool = True,
-) -> str:
-    """Check one string: type, clean text, not blank (unless allowed), min (weighted) and max."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be text.", field=field)
-    check_clean_text(value, field=field)
-    if not blank_ok and not value.strip():
-        raise InvalidInput(f"{field} must not be empty or only whitespace.", field=field)
-    if min_len:
-        allowed = f"{_n(min_len)}–{_n(max_len)} characters"
-    else:
-        allowed = f"at most {_n(max_len)} characters"
-    if len(value) > max_len:
-        raise LimitExceeded(
-            limit=limit, allowed=allowed, actual=f"{_n(len(value))} characters", field=field
-        )
-    if min_len:
-        weight = weighted_length(value.strip())
-        if weight < min_len:
-            raise LimitExceeded(
-                limit=limit,
-                allowed=allowed,
-                actual=f"{_n(weight)} characters",
-                field=field,
-                hint="East Asian wide characters count as two for the minimum.",
-            )
-    return value
-
-
-def check_count(count: int, *, limit: str, allowed_max: int, field: str, unit: str) -> None:
-    """Reject more than ``allowed_max`` items."""
-    if count > allowed_max:
-        raise LimitExceeded(
-            limit=limit,
-            allowed=f"at most {_n(allowed_max)} {unit}",
-            actual=f"{_n(count)} {unit}",
-            field=field,
-        )
 
 
 def _check_str_list(
@@ -339,11 +260,35 @@ def check_entries_per_book(
     if total > limits.entries_per_book:
         raise LimitExceeded(
             limit="entries per book",
-            allowed=f"at most {_n(limits.entries_per_book)} entries",
-            actual=f"{_n(total)} entries ({_n(current)} already in the book)",
+            allowed=f"at most {fmt_count(limits.entries_per_book)} entries",
+            actual=f"{fmt_count(total)} entries ({fmt_count(current)} already in the book)",
             field=field,
             hint="Split the lore over several books.",
         )
+
+
+def check_world_mode_lore(
+    entries: Iterable[tuple[str, object]], *, limits: Limits = LIMITS
+) -> None:
+    """Leaving classic mode: every entry (id, lore), in book order, meets the world lore
+    minimum; the first that does not is reported against the ``mode`` field."""
+    for i, (entry_id, lore) in enumerate(entries):
+        try:
+            check_text(
+                lore,
+                field=f"entries[{i}].lore",
+                limit="entry lore",
+                min_len=limits.lore_min,
+                max_len=limits.lore_max,
+            )
+        except LimitExceeded as exc:
+            raise LimitExceeded(
+                limit=exc.limit,
+                allowed=exc.allowed,
+                actual=exc.actual,
+                field="mode",
+                hint=f"Entry {entry_id!r} is too short for world mode; lengthen it first.",
+            ) from exc
 
 
 def check_publish(entry_count: int, *, field: str = "visibility", limits: Limits = LIMITS) -> None:
@@ -351,8 +296,8 @@ def check_publish(entry_count: int, *, field: str = "visibility", limits: Limits
     if entry_count < limits.publish_min_entries:
         raise LimitExceeded(
             limit="entries required to publish",
-            allowed=f"at least {_n(limits.publish_min_entries)} entries",
-            actual=f"{_n(entry_count)} entries",
+            allowed=f"at least {fmt_count(limits.publish_min_entries)} entries",
+            actual=f"{fmt_count(entry_count)} entries",
             field=field,
             hint="Add entries or keep the book private or unlisted.",
         )
@@ -378,29 +323,3 @@ def check_entry_query(query: EntryQuery) -> None:
     if query.sort not in ("position", "most_used"):
         raise InvalidInput('sort must be "position" or "most_used".', field="sort")
     check_page(query.limit, query.offset, max_limit=LIMITS.entries_per_book)
-
-
-def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
-    check_text(text, field=field, limit="message length", max_len=limits.message_max)
-
-
-def check_turn_text(total: int, *, field: str = "messages", limits: Limits = LIMITS) -> None:
-    """The characters of all a turn's messages together."""
-    if total > limits.turn_text_max:
-        raise LimitExceeded(
-            limit="text per turn",
-            allowed=f"at most {_n(limits.turn_text_max)} characters over all messages",
-            actual=f"{_n(total)} characters",
-            field=field,
-            hint="Send only the recent messages; the selection reads the last few.",
-        )
-
-
-def check_preview_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
-    check_text(
-        text,
-        field=field,
-        limit="preview message",
-        max_len=limits.preview_message_max,
-        blank_ok=False,
-    )

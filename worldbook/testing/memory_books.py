@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import threading
@@ -14,7 +13,6 @@ from worldbook.core import limits
 from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields, norm_tag
 from worldbook.core.limits import check_page
 from worldbook.core.records import (
-    TARGET_KINDS,
     ApiKeyRecord,
     AttachmentRecord,
     BookQuery,
@@ -22,31 +20,12 @@ from worldbook.core.records import (
     TargetKind,
     now,
 )
+from worldbook.core.store_rules import check_target, check_user_id, hash_secret, new_id
 from worldbook.core.types import BookMode, Visibility
-from worldbook.errors import ApiKeyNotFound, BookNotFound, InvalidInput
+from worldbook.errors import ApiKeyNotFound, BookNotFound
 
 _KEY_PREFIX = "wb_"
 _PREFIX_LEN = 10
-
-
-def new_id() -> str:
-    """An unguessable id that starts with a letter or digit (as the SQL store's)."""
-    while True:
-        candidate = secrets.token_urlsafe(16)
-        if candidate[0].isalnum():
-            return candidate
-
-
-def check_user_id(user_id: object, *, field: str = "user_id") -> str:
-    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > 255:
-        raise InvalidInput(f"{field} must be 1–255 characters of text.", field=field)
-    if "\x00" in user_id:
-        raise InvalidInput(f"{field} contains a NUL character.", field=field)
-    return user_id
-
-
-def _digest(plaintext: str) -> str:
-    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class BookTable:
@@ -75,13 +54,13 @@ class BookTable:
         plaintext = _KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKeyRecord(new_id(), name, plaintext[:_PREFIX_LEN], now())
         with self._lock:
-            self._keys[record.id] = (record, _digest(plaintext))
+            self._keys[record.id] = (record, hash_secret(plaintext))
         return record, plaintext
 
     def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
         if not isinstance(plaintext, str) or not plaintext.startswith(_KEY_PREFIX):
             return None
-        digest = _digest(plaintext)
+        digest = hash_secret(plaintext)
         with self._lock:
             for record, stored in self._keys.values():
                 if hmac.compare_digest(stored, digest):
@@ -220,7 +199,7 @@ class BookTable:
     def attach(
         self, book_id: str, target_kind: TargetKind, target_id: str, attached_by: str
     ) -> AttachmentRecord:
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         check_user_id(attached_by, field="attached_by")
         with self._lock:
             self._live_book(book_id)
@@ -241,7 +220,7 @@ class BookTable:
         ]
 
     def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         with self._lock:
             before = len(self._attachments)
             self._attachments = [
@@ -264,7 +243,7 @@ class BookTable:
         *,
         include_trashed: bool = False,
     ) -> list[str]:
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         with self._lock:
             found = sorted(self._attached(target_kind, target_id, owner_id), key=_position)
             return [
@@ -274,11 +253,3 @@ class BookTable:
 
 def _position(attachment: AttachmentRecord) -> int:
     return attachment.position
-
-
-def _check_target(target_kind: str, target_id: str) -> None:
-    if target_kind not in TARGET_KINDS:
-        raise InvalidInput(
-            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
-        )
-    check_user_id(target_id, field="target_id")

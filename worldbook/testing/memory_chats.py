@@ -10,15 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from worldbook.core.records import ChatLogRecord, now
+from worldbook.core.store_rules import check_chat, check_keep
 from worldbook.errors import InvalidInput
-from worldbook.testing.memory_books import check_user_id
 
 JSONDict = dict[str, Any]
-
-
-def _check_chat(owner_id: str, chat_id: str) -> None:
-    check_user_id(owner_id, field="owner_id")
-    check_user_id(chat_id, field="chat_id")
 
 
 class ChatTable:
@@ -35,7 +30,7 @@ class ChatTable:
     def chat_states(
         self, owner_id: str, chat_id: str, book_ids: Sequence[str]
     ) -> dict[str, JSONDict]:
-        _check_chat(owner_id, chat_id)
+        check_chat(owner_id, chat_id)
         with self._lock:
             return {
                 b: copy.deepcopy(self._chat_states[(owner_id, chat_id, b)])
@@ -52,9 +47,8 @@ class ChatTable:
         log: JSONDict | None,
         keep_log: int = 50,
     ) -> None:
-        _check_chat(owner_id, chat_id)
-        if not isinstance(keep_log, int) or keep_log < 0:
-            raise InvalidInput(f"keep_log must be ≥ 0; got {keep_log!r}.", field="keep_log")
+        check_chat(owner_id, chat_id)
+        check_keep(keep_log)
         with self._lock:
             for book_id, state in states.items():
                 key = (owner_id, chat_id, book_id)
@@ -70,7 +64,7 @@ class ChatTable:
                 del rows[:-keep_log]
 
     def chat_log(self, owner_id: str, chat_id: str, *, limit: int = 50) -> list[ChatLogRecord]:
-        _check_chat(owner_id, chat_id)
+        check_chat(owner_id, chat_id)
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be 1–500.", field="limit")
         with self._lock:

@@ -29,15 +29,15 @@ from worldbook.core.records import (
     ImportJobRecord,
     now,
 )
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import (
     EntryNotFound,
     InvalidInput,
-    LimitExceeded,
     NotFound,
 )
 from worldbook.ports import Vectors
-from worldbook.testing.memory_books import BookTable, new_id
+from worldbook.testing.memory_books import BookTable
 
 
 def _entry_from_draft(
@@ -271,23 +271,7 @@ class EntryTable(BookTable):
     def _check_mode_switch(self, book: BookRecord, draft: BookDraft) -> None:
         if draft.mode == BookMode.CLASSIC or book.mode != BookMode.CLASSIC:
             return
-        for i, entry in enumerate(self._book_entries(book.id)):
-            try:
-                limits.check_text(
-                    entry.lore,
-                    field=f"entries[{i}].lore",
-                    limit="entry lore",
-                    min_len=limits.LIMITS.lore_min,
-                    max_len=limits.LIMITS.lore_max,
-                )
-            except LimitExceeded as exc:
-                raise LimitExceeded(
-                    limit=exc.limit,
-                    allowed=exc.allowed,
-                    actual=exc.actual,
-                    field="mode",
-                    hint=f"Entry {entry.id!r} is too short for world mode; lengthen it first.",
-                ) from exc
+        limits.check_world_mode_lore((e.id, e.lore) for e in self._book_entries(book.id))
 
     def _running_job(self, job_id: str, book_id: str) -> ImportJobRecord:
         job = self._jobs.get(job_id)

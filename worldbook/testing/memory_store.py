@@ -17,7 +17,6 @@ import numpy as np
 
 from worldbook.core.embed_text import as_vector_matrix, entry_text
 from worldbook.core.records import (
-    USAGE_OF_VIA,
     USAGE_VIAS,
     EntryRecord,
     EntryToIndex,
@@ -26,13 +25,13 @@ from worldbook.core.records import (
     ImportStatus,
     now,
 )
+from worldbook.core.store_rules import check_usage_vias, new_id, turn_usage
 from worldbook.core.types import IndexStatus
 from worldbook.errors import (
     InvalidInput,
     NotFound,
 )
 from worldbook.ports import BookVectors, Vectors
-from worldbook.testing.memory_books import new_id
 from worldbook.testing.memory_chats import ChatTable
 from worldbook.testing.memory_writes import WriteTable
 
@@ -187,20 +186,12 @@ class InMemoryStore(ChatTable, WriteTable):
 
     # --- usage and token counts ----------------------------------------------------------
     def record_turn_usage(self, book_ids: Sequence[str], uses: Sequence[tuple[str, str]]) -> None:
-        per_entry: dict[str, str] = {}
-        for entry_id, via in uses:
-            per_entry.setdefault(entry_id, USAGE_OF_VIA.get(via, via))
-        self.add_usage_counts(
-            dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
-        )
+        self.add_usage_counts(*turn_usage(book_ids, uses))
 
     def add_usage_counts(
         self, book_turns: Mapping[str, int], entry_counts: Mapping[str, Mapping[str, int]]
     ) -> None:
-        for counts in entry_counts.values():
-            unknown = set(counts) - set(USAGE_VIAS)
-            if unknown:
-                raise InvalidInput(f"unknown usage via {sorted(unknown)[0]!r}.", field="uses")
+        check_usage_vias(entry_counts)
         stamp = now()
         with self._lock:
             for book_id, n in book_turns.items():

@@ -32,9 +32,9 @@ from worldbook.core.living import (
 )
 from worldbook.core.living_ops import apply_write, undo
 from worldbook.core.records import BookRecord, EntryRecord, EntryUsageRecord, now
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, WriteNotFound
-from worldbook.testing.memory_books import new_id
 from worldbook.testing.memory_entries import EntryTable, _entry_from_draft
 
 

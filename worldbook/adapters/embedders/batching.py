@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.errors import IndexUnavailable, InvalidInput
 from worldbook.ports import Embedder, Vectors
 
@@ -52,7 +53,7 @@ class _Request:
         self.done = False
 
 
-class BatchingEmbedder:
+class BatchingEmbedder(EmbedderWrapper):
     """An :class:`~worldbook.ports.Embedder` that batches concurrent ``embed_queries`` calls.
 
     Args:
@@ -86,7 +87,7 @@ class BatchingEmbedder:
             raise InvalidInput(
                 f"max_running must be at least 1; got {max_running}.", field="embed_batch_running"
             )
-        self._inner = inner
+        super().__init__(inner)
         self._max_wait = max_wait_ms / 1000
         self._max_batch = max_batch
         self._changed = threading.Condition(threading.Lock())
@@ -98,25 +99,6 @@ class BatchingEmbedder:
     @property
     def inner(self) -> Embedder:
         return self._inner
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    @property
-    def max_passage_chars(self) -> int:
-        return self._inner.max_passage_chars
-
-    @property
-    def loaded(self) -> bool:
-        return self._inner.loaded
-
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._inner.embed_passages(texts)
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         request = _Request(list(texts))

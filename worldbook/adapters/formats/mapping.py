@@ -20,6 +20,7 @@ from typing import Any
 from worldbook.adapters.formats import limits
 from worldbook.adapters.formats.decorators import split_decorators
 from worldbook.adapters.formats.source import ORDER_MIRROR, SourceBook, SourceEntry
+from worldbook.core import entry_titles
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.limits import weighted_length
 from worldbook.core.types import BookMode
@@ -52,13 +53,7 @@ def weighted_len(text: str, enough: int | None = None) -> int:
 
 def shorten(text: str, limit: int) -> str:
     """Cut to ``limit`` characters at a word boundary when one is near, ending with '…'."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
+    return entry_titles.shorten(text, limit, trailing=None)
 
 
 def derive_aliases(keys: list[str]) -> tuple[list[str], list[str]]:

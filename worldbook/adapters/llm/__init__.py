@@ -7,6 +7,8 @@ deterministic splitter (split).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from urllib.parse import urlsplit
 
 from worldbook.adapters.llm.anthropic import AnthropicLLM
@@ -38,27 +40,19 @@ def build_llm(settings: WorldbookSettings) -> LLM | None:
     if not settings.llm_url:
         return None
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    factory: Callable[..., LLM]
     if provider_of(settings) == "anthropic":
         if not settings.llm_model:
             raise LLMNotConfigured(
                 "The Anthropic API needs a model name: set WORLDBOOK_LLM_MODEL "
                 "(for example claude-sonnet-4-5)."
             )
-        return AnthropicLLM(
-            settings.llm_url,
-            api_key=key,
-            model=settings.llm_model,
-            timeout_s=settings.llm_timeout_s,
-            connect_timeout_s=settings.llm_connect_timeout_s,
-            context_tokens=settings.llm_context_tokens,
-            max_output_tokens=settings.llm_max_output_tokens,
-            max_retries=settings.llm_max_retries,
-            retry_max_wait_s=settings.llm_retry_max_wait_s,
-        )
-    return OpenAICompatibleLLM(
+        factory = partial(AnthropicLLM, model=settings.llm_model)
+    else:
+        factory = partial(OpenAICompatibleLLM, model=settings.llm_model)
+    return factory(
         settings.llm_url,
         api_key=key,
-        model=settings.llm_model,
         timeout_s=settings.llm_timeout_s,
         connect_timeout_s=settings.llm_connect_timeout_s,
         context_tokens=settings.llm_context_tokens,

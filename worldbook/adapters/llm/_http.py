@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
@@ -25,6 +25,7 @@ from worldbook.errors import (
     LLMContextTooLong,
     LLMRateLimited,
     LLMTimeout,
+    LLMTruncated,
     LLMUnavailable,
     WorldbookError,
 )
@@ -211,3 +212,87 @@ def json_body(response: httpx.Response, url: str) -> dict[str, Any]:
             f"The language model server at {where(url)} sent JSON that is not an object."
         )
     return body
+
+
+class HttpOptions(TypedDict, total=False):
+    """The connection options both adapters take as keywords (defaults in :class:`HttpChannel`).
+
+    ``transport``: an httpx transport (tests pass ``httpx.MockTransport``); ``sleep``: how
+    retries wait (tests pass a recorder)."""
+
+    timeout_s: float
+    connect_timeout_s: float
+    max_retries: int
+    retry_max_wait_s: float
+    transport: httpx.BaseTransport | None
+    sleep: Callable[[float], None]
+
+
+class HttpChannel:
+    """One adapter's connection to its server: the client, timeouts and bounded retries.
+
+    Both adapters post one JSON body per call and time it; only the URL, the headers and what a
+    refusal means differ, so this is the one place that holds the rest.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        *,
+        timeout_s: float = 120.0,
+        connect_timeout_s: float = 10.0,
+        max_retries: int = 2,
+        retry_max_wait_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.url = url
+        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._max_retries = max_retries
+        self._retry_max_wait_s = retry_max_wait_s
+        self._sleep = sleep
+        self._client = httpx.Client(headers=headers, transport=transport, timeout=self._timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def post(
+        self,
+        body: dict[str, Any],
+        *,
+        timeout_s: float | None,
+        on_error: Callable[[ErrorDetail, httpx.Response], Exception | None] | None = None,
+    ) -> tuple[dict[str, Any], float]:
+        """The reply's JSON object and the call's latency in ms; ``timeout_s`` overrides the
+        read timeout for this call (the connect timeout stays)."""
+        timeout = self._timeout
+        if timeout_s is not None:
+            timeout = httpx.Timeout(timeout_s, connect=self._timeout.connect)
+        started = time.perf_counter()
+        response = post_json(
+            self._client,
+            self.url,
+            body,
+            timeout=timeout,
+            max_retries=self._max_retries,
+            retry_max_wait_s=self._retry_max_wait_s,
+            sleep=self._sleep,
+            on_error=on_error,
+        )
+        latency_ms = (time.perf_counter() - started) * 1000
+        return json_body(response, self.url), latency_ms
+
+
+def truncated(request_max_output_tokens: int, partial: str) -> LLMTruncated:
+    """The error for a reply cut at the output limit (``length`` / ``max_tokens``)."""
+    return LLMTruncated(
+        f"The language model's reply stopped at the output limit of "
+        f"{request_max_output_tokens} tokens.",
+        partial=partial,
+    )
+
+
+def count(value: object) -> int:
+    """A usage count from a reply: the integer sent, or 0 for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -10,15 +10,12 @@ in ``input``. System messages travel in the top-level ``system`` field. ``stop_r
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
-import httpx
-
-from worldbook.adapters.llm._http import json_body, post_json
+from worldbook.adapters.llm._http import HttpChannel, HttpOptions, count, truncated
 from worldbook.core.json_reply import find_json_object
-from worldbook.errors import LanguageModelError, LLMTruncated
+from worldbook.errors import LanguageModelError
 from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMToolCall, LLMUsage
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -32,6 +29,7 @@ class AnthropicLLM:
         base_url: ``https://api.anthropic.com`` (``/v1`` and ``/v1/messages`` are accepted too).
         api_key: sent as ``x-api-key``.
         model: required by the API (``claude-…``).
+        http: timeouts, retries, transport (:class:`~worldbook.adapters.llm._http.HttpOptions`).
     """
 
     def __init__(
@@ -40,14 +38,9 @@ class AnthropicLLM:
         *,
         api_key: str | None,
         model: str,
-        timeout_s: float = 120.0,
-        connect_timeout_s: float = 10.0,
         context_tokens: int = 200_000,
         max_output_tokens: int = 4096,
-        max_retries: int = 2,
-        retry_max_wait_s: float = 10.0,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **http: Unpack[HttpOptions],
     ) -> None:
         base = base_url.rstrip("/")
         if base.endswith("/v1/messages"):
@@ -57,14 +50,10 @@ class AnthropicLLM:
         else:
             self.url = base + "/v1/messages"
         self._model = model
-        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self._max_retries = max_retries
-        self._retry_max_wait_s = retry_max_wait_s
-        self._sleep = sleep
         headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "application/json"}
         if api_key:
             headers["x-api-key"] = api_key
-        self._client = httpx.Client(headers=headers, transport=transport, timeout=self._timeout)
+        self._channel = HttpChannel(self.url, headers, **http)
         self._capabilities = LLMCapabilities(
             json_schema=True,
             tools=True,
@@ -81,7 +70,7 @@ class AnthropicLLM:
         return self._model
 
     def close(self) -> None:
-        self._client.close()
+        self._channel.close()
 
     def _body(self, request: LLMRequest) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
@@ -118,21 +107,8 @@ class AnthropicLLM:
         return body
 
     def complete(self, request: LLMRequest) -> LLMResult:
-        timeout = self._timeout
-        if request.timeout_s is not None:
-            timeout = httpx.Timeout(request.timeout_s, connect=self._timeout.connect)
-        started = time.perf_counter()
-        response = post_json(
-            self._client,
-            self.url,
-            self._body(request),
-            timeout=timeout,
-            max_retries=self._max_retries,
-            retry_max_wait_s=self._retry_max_wait_s,
-            sleep=self._sleep,
-        )
-        latency_ms = (time.perf_counter() - started) * 1000
-        return self._result(json_body(response, self.url), request, latency_ms)
+        body, latency_ms = self._channel.post(self._body(request), timeout_s=request.timeout_s)
+        return self._result(body, request, latency_ms)
 
     def _result(self, body: dict[str, Any], request: LLMRequest, latency_ms: float) -> LLMResult:
         blocks = body.get("content")
@@ -158,11 +134,7 @@ class AnthropicLLM:
         text = "".join(texts)
         stop = str(body.get("stop_reason") or "end_turn")
         if stop == "max_tokens":
-            raise LLMTruncated(
-                f"The language model's reply stopped at the output limit of "
-                f"{request.max_output_tokens} tokens.",
-                partial=text,
-            )
+            raise truncated(request.max_output_tokens, text)
         if data is None and request.schema is not None:
             data = find_json_object(text)
         usage = body.get("usage")
@@ -172,15 +144,11 @@ class AnthropicLLM:
             data=data,
             finish_reason=stop,
             usage=LLMUsage(
-                input_tokens=_int(usage.get("input_tokens")),
-                output_tokens=_int(usage.get("output_tokens")),
+                input_tokens=count(usage.get("input_tokens")),
+                output_tokens=count(usage.get("output_tokens")),
             ),
             model=str(body.get("model") or self._model),
             latency_ms=latency_ms,
             json_mode="tool" if request.schema is not None else "none",
             tool_calls=tuple(calls),
         )
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -21,15 +21,21 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 import httpx
 
-from worldbook.adapters.llm._http import ErrorDetail, is_context_overflow, json_body, post_json
+from worldbook.adapters.llm._http import (
+    ErrorDetail,
+    HttpChannel,
+    HttpOptions,
+    count,
+    is_context_overflow,
+    truncated,
+)
 from worldbook.core.json_reply import find_json_object
-from worldbook.errors import LanguageModelError, LLMTruncated
+from worldbook.errors import LanguageModelError
 from worldbook.llm_port import (
     JsonMode,
     LLMCapabilities,
@@ -112,8 +118,8 @@ class OpenAICompatibleLLM:
             ends in ``/chat/completions`` is used as is.
         api_key: sent as ``Authorization: Bearer``; None sends none (local servers).
         model: the ``model`` field; None leaves it out (llama.cpp serves its one model).
-        transport: an httpx transport (tests pass ``httpx.MockTransport``).
-        sleep: how retries wait (tests pass a recorder).
+        http: timeouts, retries, ``transport`` (tests pass ``httpx.MockTransport``) and
+            ``sleep`` (tests pass a recorder): :class:`~worldbook.adapters.llm._http.HttpOptions`.
     """
 
     def __init__(
@@ -122,27 +128,18 @@ class OpenAICompatibleLLM:
         *,
         api_key: str | None = None,
         model: str | None = None,
-        timeout_s: float = 120.0,
-        connect_timeout_s: float = 10.0,
         context_tokens: int = 8192,
         max_output_tokens: int = 4096,
-        max_retries: int = 2,
-        retry_max_wait_s: float = 10.0,
         headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **http: Unpack[HttpOptions],
     ) -> None:
         base = base_url.rstrip("/")
         self.url = base if base.endswith("/chat/completions") else base + "/chat/completions"
         self._model = model
-        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self._max_retries = max_retries
-        self._retry_max_wait_s = retry_max_wait_s
-        self._sleep = sleep
         sent = {"Accept": "application/json", **(headers or {})}
         if api_key:
             sent["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(headers=sent, transport=transport, timeout=self._timeout)
+        self._channel = HttpChannel(self.url, sent, **http)
         self._capabilities = LLMCapabilities(
             json_schema=True,
             tools=True,
@@ -166,7 +163,7 @@ class OpenAICompatibleLLM:
         return JSON_MODES[self._mode_index]
 
     def close(self) -> None:
-        self._client.close()
+        self._channel.close()
 
     def complete(self, request: LLMRequest) -> LLMResult:
         if request.schema is None:
@@ -212,10 +209,6 @@ class OpenAICompatibleLLM:
         return body
 
     def _call(self, request: LLMRequest, mode: JsonMode) -> LLMResult:
-        timeout = self._timeout
-        if request.timeout_s is not None:
-            timeout = httpx.Timeout(request.timeout_s, connect=self._timeout.connect)
-
         def refused(detail: ErrorDetail, _: httpx.Response) -> Exception | None:
             if (
                 mode not in ("none", "prompt")
@@ -226,19 +219,10 @@ class OpenAICompatibleLLM:
                 return _FormatRefused(detail.message)
             return None
 
-        started = time.perf_counter()
-        response = post_json(
-            self._client,
-            self.url,
-            self._body(request, mode),
-            timeout=timeout,
-            max_retries=self._max_retries,
-            retry_max_wait_s=self._retry_max_wait_s,
-            sleep=self._sleep,
-            on_error=refused,
+        body, latency_ms = self._channel.post(
+            self._body(request, mode), timeout_s=request.timeout_s, on_error=refused
         )
-        latency_ms = (time.perf_counter() - started) * 1000
-        return self._result(json_body(response, self.url), request, mode, latency_ms)
+        return self._result(body, request, mode, latency_ms)
 
     def _result(
         self, body: dict[str, Any], request: LLMRequest, mode: JsonMode, latency_ms: float
@@ -251,19 +235,15 @@ class OpenAICompatibleLLM:
         text = _content_text(message if isinstance(message, dict) else {})
         finish = str(choice.get("finish_reason") or "stop")
         if finish == "length":
-            raise LLMTruncated(
-                f"The language model's reply stopped at the output limit of "
-                f"{request.max_output_tokens} tokens.",
-                partial=text,
-            )
+            raise truncated(request.max_output_tokens, text)
         usage = _object(body.get("usage"))
         return LLMResult(
             text=text,
             data=find_json_object(text) if request.schema is not None else None,
             finish_reason=finish,
             usage=LLMUsage(
-                input_tokens=_int(usage.get("prompt_tokens")),
-                output_tokens=_int(usage.get("completion_tokens")),
+                input_tokens=count(usage.get("prompt_tokens")),
+                output_tokens=count(usage.get("completion_tokens")),
             ),
             model=str(body.get("model") or self.model),
             latency_ms=latency_ms,
@@ -300,7 +280,3 @@ def _content_text(message: Mapping[str, Any]) -> str:
 
 def _object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -8,10 +8,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, check_user_id
+from worldbook.adapters.store.base import StoreBase
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.core.records import TARGET_KINDS, AttachmentRecord, TargetKind, now, utc
-from worldbook.errors import InvalidInput
+from worldbook.core.records import AttachmentRecord, TargetKind, now, utc
+from worldbook.core.store_rules import check_target, check_user_id
 
 
 class AttachmentsMixin(StoreBase):
@@ -24,7 +24,7 @@ class AttachmentsMixin(StoreBase):
         already attached there. Attaching the same book twice is a no-op that returns the
         existing attachment.
         """
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         check_user_id(attached_by, field="attached_by")
         with write_tx(self._engine) as conn:
             self._lock_book(conn, book_id)
@@ -60,7 +60,7 @@ class AttachmentsMixin(StoreBase):
 
     def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
         """Remove ``owner_id``'s attachment; False when there was none."""
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         with write_tx(self._engine) as conn:
             result = conn.execute(
                 sa.delete(t.attachments).where(
@@ -82,7 +82,7 @@ class AttachmentsMixin(StoreBase):
     ) -> list[str]:
         """Book ids ``owner_id`` attached to the target, in attachment order (trashed books
         left out). Attachments are scoped by who made them (docs/decisions.md)."""
-        _check_target(target_kind, target_id)
+        check_target(target_kind, target_id)
         stmt = (
             sa.select(t.attachments.c.book_id)
             .join(t.books, t.books.c.id == t.attachments.c.book_id)
@@ -97,11 +97,3 @@ class AttachmentsMixin(StoreBase):
             stmt = stmt.where(t.books.c.deleted_at.is_(None))
         with read_tx(self._engine) as conn:
             return [row[0] for row in conn.execute(stmt)]
-
-
-def _check_target(target_kind: str, target_id: str) -> None:
-    if target_kind not in TARGET_KINDS:
-        raise InvalidInput(
-            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
-        )
-    check_user_id(target_id, field="target_id")

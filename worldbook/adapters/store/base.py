@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,28 +15,6 @@ from worldbook.core.drafts import ENTRY_LIST_FIELDS
 from worldbook.core.records import BookRecord, EntryRecord, now, utc
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import BookNotFound, InvalidInput
-
-MAX_USER_ID = 255
-
-
-def new_id() -> str:
-    """An unguessable id (128 random bits, URL-safe) that starts with a letter or digit.
-
-    An id starting with ``-`` would be read as an option by every command line that takes it
-    (``worldbook export -Ab…``), so such draws are simply redrawn.
-    """
-    while True:
-        candidate = secrets.token_urlsafe(16)
-        if candidate[0].isalnum():
-            return candidate
-
-
-def check_user_id(user_id: object, *, field: str = "user_id") -> str:
-    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID:
-        raise InvalidInput(f"{field} must be 1–{MAX_USER_ID} characters of text.", field=field)
-    if "\x00" in user_id:
-        raise InvalidInput(f"{field} contains a NUL character.", field=field)
-    return user_id
 
 
 def check_ids(ids: Sequence[str], *, field: str = "ids") -> list[str]:

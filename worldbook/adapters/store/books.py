@@ -10,8 +10,6 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import (
     StoreBase,
     book_record,
-    check_user_id,
-    new_id,
 )
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
@@ -23,8 +21,9 @@ from worldbook.core.records import (
     BookRecord,
     now,
 )
+from worldbook.core.store_rules import check_user_id, new_id
 from worldbook.core.types import BookMode, Visibility
-from worldbook.errors import BookNotFound, LimitExceeded
+from worldbook.errors import BookNotFound
 
 
 class BooksMixin(StoreBase):
@@ -118,23 +117,7 @@ class BooksMixin(StoreBase):
             .where(t.entries.c.book_id == book_id)
             .order_by(t.entries.c.position, t.entries.c.id)
         )
-        for i, (entry_id, lore) in enumerate(rows):
-            try:
-                limits.check_text(
-                    lore,
-                    field=f"entries[{i}].lore",
-                    limit="entry lore",
-                    min_len=limits.LIMITS.lore_min,
-                    max_len=limits.LIMITS.lore_max,
-                )
-            except LimitExceeded as exc:
-                raise LimitExceeded(
-                    limit=exc.limit,
-                    allowed=exc.allowed,
-                    actual=exc.actual,
-                    field="mode",
-                    hint=f"Entry {entry_id!r} is too short for world mode; lengthen it first.",
-                ) from exc
+        limits.check_world_mode_lore((entry_id, lore) for entry_id, lore in rows)
 
     def trash_book(self, book_id: str) -> BookRecord:
         """Soft-delete: the book disappears from lists and turns until restored."""

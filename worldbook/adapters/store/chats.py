@@ -17,21 +17,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, check_user_id
+from worldbook.adapters.store.base import StoreBase
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.drafts import JSONDict
 from worldbook.core.records import ChatLogRecord, now, utc
+from worldbook.core.store_rules import check_chat, check_keep
 from worldbook.errors import InvalidInput
-
-
-def check_chat(owner_id: str, chat_id: str) -> None:
-    check_user_id(owner_id, field="owner_id")
-    check_user_id(chat_id, field="chat_id")
-
-
-def check_keep(keep_log: int) -> None:
-    if not isinstance(keep_log, int) or keep_log < 0:
-        raise InvalidInput(f"keep_log must be ≥ 0; got {keep_log!r}.", field="keep_log")
 
 
 class ChatsMixin(StoreBase):

@@ -12,7 +12,6 @@ from worldbook.adapters.store.base import (
     StoreBase,
     check_ids,
     entry_record,
-    new_id,
 )
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.engine import read_tx, write_tx
@@ -29,6 +28,7 @@ from worldbook.core.embed_text import entry_content_hash
 from worldbook.core.limits import check_entry_query
 from worldbook.core.ordering import Target, gap_for, parse_target, renumber, spread_or_renumber
 from worldbook.core.records import ALL_ENTRIES, EntryQuery, EntryRecord, EntryStamp, now
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, InvalidInput
 

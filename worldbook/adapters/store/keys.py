@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
@@ -11,18 +10,15 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
+from worldbook.adapters.store.base import StoreBase
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
 from worldbook.core.records import ApiKeyRecord, now, utc
+from worldbook.core.store_rules import check_user_id, hash_secret, new_id
 from worldbook.errors import ApiKeyNotFound
 
 KEY_PREFIX = "wb_"
 _PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
-
-
-def _hash_secret(plaintext: str) -> str:
-    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
@@ -51,7 +47,7 @@ class KeysMixin(StoreBase):
         row = {
             "id": new_id(),
             "name": name,
-            "secret_sha256": _hash_secret(plaintext),
+            "secret_sha256": hash_secret(plaintext),
             "prefix": plaintext[:_PREFIX_LEN],
             "created_at": now(),
             "revoked_at": None,
@@ -64,7 +60,7 @@ class KeysMixin(StoreBase):
         """The key record for a presented secret, or None (unknown or revoked)."""
         if not isinstance(plaintext, str) or not plaintext.startswith(KEY_PREFIX):
             return None
-        digest = _hash_secret(plaintext)
+        digest = hash_secret(plaintext)
         with read_tx(self._engine) as conn:
             rows = conn.execute(
                 sa.select(t.api_keys).where(t.api_keys.c.prefix == plaintext[:_PREFIX_LEN])

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import entry_record, new_id
+from worldbook.adapters.store.base import entry_record
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.entries import _draft_values
 from worldbook.core.drafts import EntryDraft, entry_values
@@ -26,6 +26,7 @@ from worldbook.core.living import (
     state_of,
 )
 from worldbook.core.records import BookRecord, EntryRecord, now, utc
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
 
 if TYPE_CHECKING:

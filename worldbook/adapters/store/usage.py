@@ -11,10 +11,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase, check_user_id, new_id
+from worldbook.adapters.store.base import StoreBase
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.records import (
-    USAGE_OF_VIA,
     USAGE_VIAS,
     EntryUsageRecord,
     ImportJobRecord,
@@ -22,6 +21,7 @@ from worldbook.core.records import (
     now,
     utc,
 )
+from worldbook.core.store_rules import check_usage_vias, check_user_id, new_id, turn_usage
 from worldbook.errors import InvalidInput, NotFound
 
 
@@ -62,12 +62,7 @@ class UsageMixin(StoreBase):
 
         ``via`` is canon | whole_book | full | index, or a selection via (``USAGE_OF_VIA``).
         """
-        per_entry: dict[str, str] = {}
-        for entry_id, via in uses:
-            per_entry.setdefault(entry_id, USAGE_OF_VIA.get(via, via))
-        self.add_usage_counts(
-            dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
-        )
+        self.add_usage_counts(*turn_usage(book_ids, uses))
 
     def add_usage_counts(
         self, book_turns: Mapping[str, int], entry_counts: Mapping[str, Mapping[str, int]]
@@ -81,10 +76,7 @@ class UsageMixin(StoreBase):
         concurrent writers (several API processes) cannot deadlock; ids deleted meanwhile are
         skipped.
         """
-        for counts in entry_counts.values():
-            unknown = set(counts) - set(USAGE_VIAS)
-            if unknown:
-                raise InvalidInput(f"unknown usage via {sorted(unknown)[0]!r}.", field="uses")
+        check_usage_vias(entry_counts)
         stamp = now()
         books = [{"b_id": b, "b_n": n} for b, n in sorted(book_turns.items()) if n]
         entries: list[dict[str, Any]] = []

@@ -14,7 +14,6 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import new_id
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.adapters.store.entries import EntriesMixin, _draft_values
@@ -38,6 +37,7 @@ from worldbook.core.living import (
 )
 from worldbook.core.living_ops import apply_write, undo
 from worldbook.core.records import EntryRecord, now
+from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
 from worldbook.errors import EntryNotFound, WriteNotFound
 
@@ -116,27 +116,13 @@ class WritesMixin(EntriesMixin):
 
     def get_trashed_entry(self, entry_id: str) -> TrashedEntry:
         with read_tx(self._engine) as conn:
-            row = (
-                conn.execute(sa.select(t.entry_trash).where(t.entry_trash.c.entry_id == entry_id))
-                .mappings()
-                .first()
-            )
-        if row is None:
-            raise EntryNotFound.for_id(entry_id)
-        return trashed_record(row)
+            return _trashed(conn, entry_id)
 
     def restore_entry(self, entry_id: str) -> EntryRecord:
         """Put a trashed entry back in its book: at its old place when that is free, else
         last; within the book's limits (its mode may have changed since)."""
         with write_tx(self._engine) as conn:
-            row = (
-                conn.execute(sa.select(t.entry_trash).where(t.entry_trash.c.entry_id == entry_id))
-                .mappings()
-                .first()
-            )
-            if row is None:
-                raise EntryNotFound.for_id(entry_id)
-            trashed = trashed_record(row)
+            trashed = _trashed(conn, entry_id)
             book = self._lock_book(conn, trashed.book_id)
             limits.validate_entry_draft(trashed.draft, field="entry", mode=book.mode)
             limits.check_entries_per_book(book.entry_count, 1)
@@ -170,3 +156,15 @@ class WritesMixin(EntriesMixin):
         position = positions.pop(trashed.entry_id)
         self._write_positions(conn, positions)
         return position
+
+
+def _trashed(conn: sa.Connection, entry_id: str) -> TrashedEntry:
+    """The trashed entry ``entry_id``, or EntryNotFound."""
+    row = (
+        conn.execute(sa.select(t.entry_trash).where(t.entry_trash.c.entry_id == entry_id))
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise EntryNotFound.for_id(entry_id)
+    return trashed_record(row)

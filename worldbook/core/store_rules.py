@@ -1,0 +1,81 @@
+"""The pure rules every store applies — the SQL store and the in-memory fake alike.
+
+Kept in one place so the fake that most tests run against cannot drift from the real store:
+ids, the checks of owner/chat/target arguments, how API-key secrets are hashed, and how one
+served turn becomes usage counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Mapping, Sequence
+
+from worldbook.core.records import TARGET_KINDS, USAGE_OF_VIA, USAGE_VIAS
+from worldbook.errors import InvalidInput
+
+MAX_USER_ID = 255
+
+
+def new_id() -> str:
+    """An unguessable id (128 random bits, URL-safe) that starts with a letter or digit.
+
+    An id starting with ``-`` would be read as an option by every command line that takes it
+    (``worldbook export -Ab…``), so such draws are simply redrawn.
+    """
+    while True:
+        candidate = secrets.token_urlsafe(16)
+        if candidate[0].isalnum():
+            return candidate
+
+
+def check_user_id(user_id: object, *, field: str = "user_id") -> str:
+    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID:
+        raise InvalidInput(f"{field} must be 1–{MAX_USER_ID} characters of text.", field=field)
+    if "\x00" in user_id:
+        raise InvalidInput(f"{field} contains a NUL character.", field=field)
+    return user_id
+
+
+def check_target(target_kind: str, target_id: str) -> None:
+    """What a book is attached to: a known kind and an id."""
+    if target_kind not in TARGET_KINDS:
+        raise InvalidInput(
+            f"target_kind must be one of {', '.join(TARGET_KINDS)}.", field="target_kind"
+        )
+    check_user_id(target_id, field="target_id")
+
+
+def check_chat(owner_id: str, chat_id: str) -> None:
+    check_user_id(owner_id, field="owner_id")
+    check_user_id(chat_id, field="chat_id")
+
+
+def check_keep(keep_log: int) -> None:
+    """How many request-log rows of a chat to keep."""
+    if not isinstance(keep_log, int) or keep_log < 0:
+        raise InvalidInput(f"keep_log must be ≥ 0; got {keep_log!r}.", field="keep_log")
+
+
+def hash_secret(plaintext: str) -> str:
+    """What is stored of an API key's secret (its sha256; the plaintext never is)."""
+    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def turn_usage(
+    book_ids: Sequence[str], uses: Sequence[tuple[str, str]]
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """One served turn as usage counts: one turn per book, one use per entry (first ``via``
+    wins; selection vias are mapped by ``USAGE_OF_VIA``)."""
+    per_entry: dict[str, str] = {}
+    for entry_id, via in uses:
+        per_entry.setdefault(entry_id, USAGE_OF_VIA.get(via, via))
+    return dict.fromkeys(book_ids, 1), {e: {via: 1} for e, via in per_entry.items()}
+
+
+def check_usage_vias(entry_counts: Mapping[str, Mapping[str, int]]) -> None:
+    """Every count is of a known via (canon | whole_book | full | index)."""
+    for counts in entry_counts.values():
+        unknown = set(counts) - set(USAGE_VIAS)
+        if unknown:
+            raise InvalidInput(f"unknown usage via {sorted(unknown)[0]!r}.", field="uses")
