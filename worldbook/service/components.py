@@ -67,24 +67,12 @@ class Components:
             batch_max=settings.embed_batch_max,
             batch_wait_ms=settings.embed_batch_wait_ms,
         )
-        model_id = embedder.model_id
-        opened = store
-        search = search_setup(settings, model_id, store)
         queue = self._make_queue()
         self.services = Services(
             settings,
             store=store,
             embedder=embedder,
-            vector_index=FaissIndex(
-                lambda book_id: opened.load_book_vectors(book_id, model_id),
-                max_books=settings.index_cache_books,
-                combination=search.combination,
-                correction=search.correction,
-                languages=search.languages,
-                # After an edit the previous build serves (its text hashes keep edited entries
-                # out) while the new one is made off the turn path (issue 13 item 3).
-                background=True,
-            ),
+            vector_index=_vector_index(settings, store, embedder.model_id),
             queue=queue,
             tokenizers=TokenizerRegistry(
                 default=settings.tokenizer,
@@ -146,3 +134,17 @@ class Components:
         services.queue.close()
         services.usage.close()
         services.store.close()
+
+
+def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> FaissIndex:
+    search = search_setup(settings, model_id, store)
+    return FaissIndex(
+        lambda book_id: store.load_book_vectors(book_id, model_id),
+        max_books=settings.index_cache_books,
+        combination=search.combination,
+        correction=search.correction,
+        languages=search.languages,
+        # After an edit the previous build serves (its text hashes keep edited entries out)
+        # while the new one is made off the turn path (issue 13 item 3).
+        background=True,
+    )
