@@ -209,4 +209,6 @@ def _classic_view(book: ClassicBook, names: MacroNames, count_many: CountMany) -
     texts = [entries[i].content.strip() for i in counted]
     for i, tokens in zip(counted, count_many(texts), strict=True):
         entries[i] = replace(entries[i], tokens=tokens)
-    return replace(book, entries=tuple(entries), cache_key=f"{book.cache_key}~{_tag(names)}")
+    tag = _tag(names)
+    family = f"{book.family}~{tag}" if book.family else ""
+    return replace(book, entries=tuple(entries), cache_key=f"{book.cache_key}~{tag}", family=family)
