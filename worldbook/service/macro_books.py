@@ -93,6 +93,8 @@ class MacroBooks:
         self._entries: LRU[str, dict[str, _EntryScan]] = LRU(max_views)
         self._views: LRU[tuple[str, str, str, str], tuple[LoreBook, View]] = LRU(max_views)
         self._classic: LRU[tuple[str, str], tuple[ClassicBook, ClassicBook]] = LRU(max_views)
+        # Per classic book: each entry as last searched for macros, and whether it had any.
+        self._classic_entries: LRU[str, dict[str, tuple[ClassicEntry, bool]]] = LRU(max_views)
 
     def view(
         self, book: LoreBook, names: MacroNames, *, tokenizer_id: str, count_many: CountMany
@@ -114,9 +116,25 @@ class MacroBooks:
         cached = self._classic.get(key)
         if cached is not None and cached[0] is book:
             return cached[1]
-        made = _classic_view(book, names, count_many)
+        made = _classic_view(book, self._classic_macros(book), names, count_many)
         self._classic.put(key, (book, made))
         return made
+
+    def _classic_macros(self, book: ClassicBook) -> list[bool]:
+        """Per entry, whether it has a macro. As for world books (:meth:`_scan`), a new version
+        holds its unchanged entries as the very same objects (``service/classic_books.py``):
+        only the changed ones are searched again."""
+        seen = self._classic_entries.get(book.id) or {}
+        now: dict[str, tuple[ClassicEntry, bool]] = {}
+        for e in book.entries:
+            known = seen.get(e.id)
+            if known is not None and known[0] is e:
+                now[e.id] = known
+            else:
+                texts = (e.title, e.content, *e.keys, *e.secondary_keys)
+                now[e.id] = (e, any(has_macros(t) for t in texts))
+        self._classic_entries.put(book.id, now)
+        return [now[e.id][1] for e in book.entries]
 
     def _has_macros(self, book: LoreBook) -> bool:
         key = (book.id, book.version)
@@ -179,19 +197,22 @@ def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> Vie
     return View(view, frozenset(missing))
 
 
-def _classic_view(book: ClassicBook, names: MacroNames, count_many: CountMany) -> ClassicBook:
+def _classic_view(
+    book: ClassicBook, macros: list[bool], names: MacroNames, count_many: CountMany
+) -> ClassicBook:
+    """``book`` with the names in the entries that have macros (``macros``: which ones)."""
+    if not any(macros):
+        return book
     changed: list[int] = []
     entries: list[ClassicEntry] = []
-    for entry in book.entries:
+    for entry, has in zip(book.entries, macros, strict=True):
         fields = {
             "title": entry.title,
             "content": entry.content,
             "keys": entry.keys,
             "secondary_keys": entry.secondary_keys,
         }
-        if not any(
-            has_macros(t) for t in (entry.title, entry.content, *entry.keys, *entry.secondary_keys)
-        ):
+        if not has:
             entries.append(entry)
             continue
         key = entry.id

@@ -32,6 +32,8 @@ from worldbook.core.classic.model import (
 from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
+DEFAULT_RECORDS = "default_records"  # memo: every spec's turn-independent trace record
+INHERITED_RECORDS = "inherited_records"  # memo: entry id -> (entry, record) of the previous
 MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
 PlacementKey = tuple[int, int, int, tuple[int, int, str], str]
 
@@ -110,6 +112,7 @@ class CompiledBook:
     def __init__(self, book: ClassicBook, previous: CompiledBook | None = None) -> None:
         self.book = book
         self.recursive = book.settings.recursive_scanning
+        self.memo: dict[str, object] = {}  # turn-independent values derived from this version
         if previous is not None and _successor_of(previous, book):
             self.table = previous.table.successor()
             self.specs, self.owners = self._from(previous)
@@ -135,7 +138,6 @@ class CompiledBook:
         )
         self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
         self._content_forms: dict[int, TextForms] = {}
-        self.memo: dict[str, object] = {}  # turn-independent values derived from this version
         self._message_hits: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
 
@@ -168,6 +170,13 @@ class CompiledBook:
         removed = table.drop_unused(k for s in dropped for k in _kids(s))
         table.update_automata(table.added, removed)
         done = tuple(s for s in specs if s is not None)
+        records = previous.memo.get(DEFAULT_RECORDS)
+        if isinstance(records, tuple):  # the turn-independent records of the kept specs
+            self.memo[INHERITED_RECORDS] = {
+                s.entry.id: (s.entry, r)
+                for s, r in zip(previous.specs, records, strict=True)
+                if s.index in kept
+            }
         if shifted:  # entries added, removed or moved: every index may have changed
             return done, _owners(done)
         return done, _owners_after(previous.owners, dropped, fresh)

@@ -8,8 +8,14 @@ it is built once per compiled book version and reused — a 2,000-entry trace co
 from __future__ import annotations
 
 from worldbook.core.classic.budget import Costed
-from worldbook.core.classic.compiled import CompiledBook, EntrySpec
+from worldbook.core.classic.compiled import (
+    DEFAULT_RECORDS,
+    INHERITED_RECORDS,
+    CompiledBook,
+    EntrySpec,
+)
 from worldbook.core.classic.evaluate import Outcome
+from worldbook.core.classic.model import ClassicEntry
 from worldbook.core.classic.result import Activation, Cause, Fate, TraceRecord, Via
 
 _VIA: dict[Cause, Via] = {
@@ -64,12 +70,19 @@ def _default(spec: EntrySpec, recursive: bool) -> TraceRecord:
 
 
 def default_records(book: CompiledBook) -> tuple[TraceRecord, ...]:
-    """The turn-independent record of every entry of ``book`` (built once per version)."""
-    cached = book.memo.get("default_records")
+    """The turn-independent record of every entry of ``book`` (built once per version; a
+    version compiled from an earlier one takes the records of the specs it kept)."""
+    cached = book.memo.get(DEFAULT_RECORDS)
     if cached is None:
-        cached = book.memo["default_records"] = tuple(
-            _default(spec, book.recursive) for spec in book.specs
-        )
+        inherited: dict[str, tuple[ClassicEntry, TraceRecord]]
+        inherited = book.memo.get(INHERITED_RECORDS) or {}  # type: ignore[assignment]
+        made: list[TraceRecord] = []
+        for spec in book.specs:
+            found = inherited.get(spec.entry.id)
+            kept = found is not None and found[0] is spec.entry
+            made.append(found[1] if found is not None and kept else _default(spec, book.recursive))
+        cached = book.memo[DEFAULT_RECORDS] = tuple(made)
+        book.memo.pop(INHERITED_RECORDS, None)
     return cached  # type: ignore[return-value]
 
 
