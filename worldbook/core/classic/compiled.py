@@ -123,25 +123,42 @@ class CompiledBook:
                 self.table.use(_kids(spec), 1)
             self.table.build_automata()
             self.owners = _owners(self.specs)
-        self.max_depth = max((s.depth for s in self.specs if s.entry.enabled), default=0)
-        self.delay_levels = frozenset(
-            s.delay_level for s in self.specs if s.entry.enabled and s.delay_level
-        )
-        self.forced = tuple(s.index for s in self.specs if s.entry.enabled and s.forced)
-        self.delayed = tuple(s.index for s in self.specs if s.entry.enabled and s.delay_level)
-        self.plain = frozenset(s.index for s in self.specs if s.plain)
-        self.watched = tuple(
-            s.index
-            for s in self.specs
-            if s.entry.enabled
-            and (s.decorators.gated or s.decorators.keep_activate_after_match or s.entry.delay)
-        )
+        self._summarise()
         self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
         self._content_forms: dict[int, TextForms] = {}
         self._message_hits: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
 
     # -- building ---------------------------------------------------------------------------
+
+    def _summarise(self) -> None:
+        """What the engine looks up across entries, in one pass (a new version pays it)."""
+        max_depth, levels = 0, set()
+        forced: list[int] = []
+        delayed: list[int] = []
+        plain: list[int] = []
+        watched: list[int] = []
+        for s in self.specs:
+            entry, deco = s.entry, s.decorators
+            if not entry.enabled:
+                continue
+            max_depth = max(max_depth, s.depth)
+            gated = deco.gated
+            if s.delay_level:
+                levels.add(s.delay_level)
+                delayed.append(s.index)
+            if entry.constant or deco.activate:  # ``EntrySpec.forced``
+                forced.append(s.index)
+            # ``EntrySpec.plain`` (enabled is known here)
+            if not (entry.delay or gated or s.delay_level or entry.exclude_recursion):
+                plain.append(s.index)
+            if gated or deco.keep_activate_after_match or entry.delay:
+                watched.append(s.index)
+        self.max_depth = max_depth
+        self.delay_levels = frozenset(levels)
+        self.forced, self.delayed = tuple(forced), tuple(delayed)
+        self.plain = frozenset(plain)
+        self.watched = tuple(watched)
 
     def _from(
         self, previous: CompiledBook
