@@ -56,7 +56,9 @@ def _edited(
     elif kind == "delete":
         items.pop(i)
     elif kind == "move":  # to the top: only the moved entry's position changes
-        items.insert(0, replace(items.pop(i), position=items[0].position - 10 * serial))
+        moved = items.pop(i)
+        top = items[0].position if items else moved.position
+        items.insert(0, replace(moved, position=top - 10 * serial))
     elif kind == "setting":
         flip = ClassicSettings(whole_words=not book.settings.whole_words, scan_depth=n % 4)
         return replace(book, settings=replace(book.settings, **_some(flip, n)))
