@@ -144,7 +144,9 @@ def run(entries: int, edits: int, profile: bool) -> Samples:
             bench.parts.close()
             store.close()
     if bench.profiler is not None:
-        pstats.Stats(bench.profiler).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(45)
+        pstats.Stats(bench.profiler).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(
+            45
+        )
     return samples
 
 

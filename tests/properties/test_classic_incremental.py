@@ -6,6 +6,7 @@ moves and book settings, one version per edit (so overlays and dropped keys pile
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
@@ -18,9 +19,9 @@ from worldbook.core.classic import (
     ClassicMatcherCache,
     ClassicSettings,
     ClassicTurn,
+    keytable,
     select_classic,
 )
-from worldbook.core.classic import keytable
 from worldbook.core.classic.compiled import CompiledBook
 from worldbook.core.classic.keys import RegexClock
 from worldbook.core.classic.textforms import TextForms
@@ -65,7 +66,7 @@ def _edited(
     return replace(book, entries=tuple(items))
 
 
-def _some(flip: ClassicSettings, n: int) -> dict[str, object]:
+def _some(flip: ClassicSettings, n: int) -> dict[str, Any]:
     fields = ("whole_words", "scan_depth", "case_sensitive", "recursive_scanning")
     name = fields[n % len(fields)]
     value = getattr(flip, name) if name in ("whole_words", "scan_depth") else bool(n % 2)
@@ -150,7 +151,9 @@ def test_an_edit_compiles_only_the_changed_entry() -> None:
     edited = replace(entries[7], keys=("fresh",), revision="2")
     after = served.get(replace(book, entries=(*entries[:7], edited, *entries[8:]), cache_key="v2"))
     assert served.builds == 2 and served.incremental_builds == 1
-    assert all(a is b for i, (a, b) in enumerate(zip(before.specs, after.specs)) if i != 7)
+    assert all(
+        a is b for i, (a, b) in enumerate(zip(before.specs, after.specs, strict=True)) if i != 7
+    )
     assert "key7" not in {f.norm for f in after.table.plain_keys.values()}  # dropped
     no_family = ClassicMatcherCache()
     no_family.get(replace(book, family=""))

@@ -113,6 +113,7 @@ class CompiledBook:
         self.book = book
         self.recursive = book.settings.recursive_scanning
         self.memo: dict[str, object] = {}  # turn-independent values derived from this version
+        self.table: KeyTable
         if previous is not None and _successor_of(previous, book):
             self.table = previous.table.successor()
             self.specs, self.owners = self._from(previous)
