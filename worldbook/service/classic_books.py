@@ -221,6 +221,11 @@ class ClassicBookCache:
         stamps = _stamps(self._store, book.id)
         moved = [i for i, s in stamps.items() if base.stamps.get(i) != s]
         fresh = _made(self._store.get_entries(book.id, moved), book.mode, count_many)
+        if len(fresh) == len(moved) and list(stamps) == list(base.stamps):
+            # Only edits in place (no entry added, removed or moved) — the common edit: swap
+            # the edited entries, keep every other one as is.
+            swapped = base.made | fresh
+            return _Base(_classic_book(book, swapped, tokenizer_id), book.mode, stamps, swapped)
         made: dict[str, ClassicEntry | None] = {}
         for entry_id in list(stamps):  # list order (the stamps come sorted by position)
             if entry_id in fresh:
@@ -256,7 +261,7 @@ def _classic_book(
     return ClassicBook(
         id=book.id,
         title=book.title,
-        entries=tuple(e for e in made.values() if e is not None),
+        entries=tuple(filter(None, made.values())),  # None: takes no part
         settings=classic_settings(book.settings),
         # The compiled matcher keeps the entries, token counts included: one per tokenizer.
         cache_key=f"{book.version}:{book.mode.value}:{tokenizer_id}",

@@ -33,7 +33,7 @@ from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
 DEFAULT_RECORDS = "default_records"  # memo: every spec's turn-independent trace record
-INHERITED_RECORDS = "inherited_records"  # memo: entry id -> (entry, record) of the previous
+INHERITED_RECORDS = "inherited_records"  # memo: the previous version's specs and records
 MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
 PlacementKey = tuple[int, int, int, tuple[int, int, str], str]
 
@@ -166,16 +166,7 @@ class CompiledBook:
     ) -> tuple[tuple[EntrySpec, ...], dict[int, tuple[int, ...]]]:
         """Specs and owners of this version from ``previous`` (see the class doc)."""
         table, entries = self.table, self.book.entries
-        before = {s.entry.id: s for s in previous.specs}
-        specs: list[EntrySpec | None] = [None] * len(entries)
-        kept: set[int] = set()
-        shifted = len(entries) != len(previous.specs)
-        for i, entry in enumerate(entries):
-            spec = before.get(entry.id)
-            if spec is not None and (spec.entry is entry or spec.entry == entry):
-                shifted = shifted or spec.index != i
-                specs[i] = spec if spec.index == i else replace(spec, index=i)
-                kept.add(spec.index)
+        specs, kept, shifted = _kept(previous.specs, entries)
         dropped = [s for s in previous.specs if s.index not in kept]
         for spec in dropped:
             table.use(_kids(spec), -1)
@@ -190,11 +181,7 @@ class CompiledBook:
         done = tuple(s for s in specs if s is not None)
         records = previous.memo.get(DEFAULT_RECORDS)
         if isinstance(records, tuple):  # the turn-independent records of the kept specs
-            self.memo[INHERITED_RECORDS] = {
-                s.entry.id: (s.entry, r)
-                for s, r in zip(previous.specs, records, strict=True)
-                if s.index in kept
-            }
+            self.memo[INHERITED_RECORDS] = (previous.specs, records)
         if shifted:  # entries added, removed or moved: every index may have changed
             return done, _owners(done)
         return done, _owners_after(previous.owners, dropped, fresh)
@@ -315,6 +302,28 @@ class CompiledBook:
 
 def _clamp_depth(depth: int) -> int:
     return max(0, min(MAX_SCAN_DEPTH, depth))
+
+
+def _kept(
+    before: tuple[EntrySpec, ...], entries: tuple[ClassicEntry, ...]
+) -> tuple[list[EntrySpec | None], set[int], bool]:
+    """Per entry, the spec of ``before`` it keeps (None: to compile), the indexes in ``before``
+    of the kept specs, and whether any kept entry changed index (or the count changed)."""
+    specs: list[EntrySpec | None] = [None] * len(entries)
+    kept: set[int] = set()
+    shifted = len(entries) != len(before)
+    by_id: dict[str, EntrySpec] | None = None
+    for i, entry in enumerate(entries):
+        spec = before[i] if not shifted else None
+        if spec is None or spec.entry.id != entry.id:
+            if by_id is None:  # only once something moved: in-place edits keep every index
+                by_id = {s.entry.id: s for s in before}
+            spec = by_id.get(entry.id)
+        if spec is not None and (spec.entry is entry or spec.entry == entry):
+            shifted = shifted or spec.index != i
+            specs[i] = spec if spec.index == i else replace(spec, index=i)
+            kept.add(spec.index)
+    return specs, kept, shifted
 
 
 def _successor_of(previous: CompiledBook, book: ClassicBook) -> bool:

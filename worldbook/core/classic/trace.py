@@ -15,7 +15,6 @@ from worldbook.core.classic.compiled import (
     EntrySpec,
 )
 from worldbook.core.classic.evaluate import Outcome
-from worldbook.core.classic.model import ClassicEntry
 from worldbook.core.classic.result import Activation, Cause, Fate, TraceRecord, Via
 
 _VIA: dict[Cause, Via] = {
@@ -74,14 +73,13 @@ def default_records(book: CompiledBook) -> tuple[TraceRecord, ...]:
     version compiled from an earlier one takes the records of the specs it kept)."""
     cached = book.memo.get(DEFAULT_RECORDS)
     if cached is None:
-        inherited: dict[str, tuple[ClassicEntry, TraceRecord]]
-        inherited = book.memo.get(INHERITED_RECORDS) or {}  # type: ignore[assignment]
-        made: list[TraceRecord] = []
-        for spec in book.specs:
-            found = inherited.get(spec.entry.id)
-            kept = found is not None and found[0] is spec.entry
-            made.append(found[1] if found is not None and kept else _default(spec, book.recursive))
-        cached = book.memo[DEFAULT_RECORDS] = tuple(made)
+        inherited = book.memo.get(INHERITED_RECORDS)
+        before: dict[int, TraceRecord] = {}
+        if isinstance(inherited, tuple):  # a kept spec is the very same object
+            before = {id(s): r for s, r in zip(*inherited, strict=True)}
+        cached = book.memo[DEFAULT_RECORDS] = tuple(
+            before.get(id(spec)) or _default(spec, book.recursive) for spec in book.specs
+        )
         book.memo.pop(INHERITED_RECORDS, None)
     return cached  # type: ignore[return-value]
 
