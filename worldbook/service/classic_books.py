@@ -6,7 +6,11 @@ canon is already in the prompt and its other entries reach the model by name and
 
 Built books are cached by (book id, version, tokenizer): any edit bumps the version, so a cached
 book is never stale, also across processes. The compiled matcher is cached by the engine's
-:class:`~worldbook.core.classic.ClassicMatcherCache` on the same version.
+:class:`~worldbook.core.classic.ClassicMatcherCache` on the same version. A new version is built
+from the last one (issue 13 item 3: no turn pays for an edit): only the entries whose stamp
+moved are read and made again, the others are the very same objects — so the macro view
+(``service/macro_books.py``) searches only those again and the matcher compiles only those
+(the book's ``family`` names the versions it may compile from).
 
 Settings and entry fields (docs/decisions.md):
 - book settings by the engine's names (:data:`worldbook.core.limits.BOOK_SETTINGS`), the old

@@ -152,6 +152,7 @@ class KeyTable:
         self.automata = {}
         for variant in set(self.variants.values()):
             self.automata[variant] = self._base(variant)
+        self.added = []
 
     def _base(self, variant: int) -> VariantAutomata:
         kids = [k for k, v in self.variants.items() if v == variant]
@@ -175,6 +176,7 @@ class KeyTable:
             else:
                 automata[variant] = made
         self.automata = automata
+        self.added = []
 
     def _updated(
         self,

@@ -74,12 +74,16 @@ def default_records(book: CompiledBook) -> tuple[TraceRecord, ...]:
     cached = book.memo.get(DEFAULT_RECORDS)
     if cached is None:
         inherited = book.memo.get(INHERITED_RECORDS)
-        before: dict[int, TraceRecord] = {}
-        if isinstance(inherited, tuple):  # a kept spec is the very same object
-            before = {id(s): r for s, r in zip(*inherited, strict=True)}
-        cached = book.memo[DEFAULT_RECORDS] = tuple(
-            before.get(id(spec)) or _default(spec, book.recursive) for spec in book.specs
-        )
+        specs, records = inherited if isinstance(inherited, tuple) else ((), ())
+        if len(specs) == len(book.specs):  # an edit in place: kept specs keep their index
+            made = [
+                r if s is spec else _default(spec, book.recursive)
+                for s, spec, r in zip(specs, book.specs, records, strict=True)
+            ]
+        else:  # a kept spec is the very same object (unless its index changed)
+            before = {id(s): r for s, r in zip(specs, records, strict=True)}
+            made = [before.get(id(s)) or _default(s, book.recursive) for s in book.specs]
+        cached = book.memo[DEFAULT_RECORDS] = tuple(made)
         book.memo.pop(INHERITED_RECORDS, None)
     return cached  # type: ignore[return-value]
 
