@@ -306,3 +306,54 @@ def test_token_counts_follow_the_turns_tokenizer() -> None:
         profile=ModelProfile(input_window=8192, tokenizer_id="fake:double"),
     )
     assert doubled.selection.injected[0].tokens == 2 * words.selection.injected[0].tokens
+
+
+def test_a_new_classic_book_version_is_built_from_what_changed() -> None:
+    # Issue 13 item 3: an edit re-reads and re-makes the edited entries only; the book is
+    # exactly what a full build gives (compared on a second, cold cache), and the unchanged
+    # entries are the very same objects (what the compiled matcher reuses their specs by).
+    from worldbook.service.classic_books import ClassicBookCache
+
+    services = fake_services()
+    store = services.store
+    drafts = [EntryDraft(title=f"E{i}", lore=f"{LORE} {i}", keys=[f"k{i}"]) for i in range(12)]
+    book = _book(services, BookMode.CLASSIC, drafts, scan_depth=3)
+    counter = services.token_counter()
+    cache = services.classic_books
+
+    def built(with_cache: ClassicBookCache) -> object:
+        return with_cache.get(
+            store.get_book(book.id), tokenizer_id="fake:words", count_many=counter.count_many
+        )
+
+    first = built(cache)
+    entries = store.list_entries(book.id)
+    store.update_entry(entries[3].id, lore=LORE + " Changed.", keys=["k3", "new key"])
+    store.set_enabled(book.id, [entries[4].id], False)
+    store.delete_entries(book.id, [entries[5].id])
+    store.move_entries(book.id, [entries[9].id], to="first")
+    store.add_entries(book.id, [EntryDraft(title="Brand new", lore=LORE, keys=["fresh"])])
+    store.update_book(book.id, settings={"scan_depth": 5, "recursive_scanning": True})
+    incremental = built(cache)
+    assert cache.incremental_builds == 1 and cache.full_builds == 1
+    assert incremental == built(ClassicBookCache(store))
+    kept = {e.id: e for e in first.entries}  # type: ignore[attr-defined]
+    same = [e for e in incremental.entries if kept.get(e.id) is e]  # type: ignore[attr-defined]
+    assert len(same) == 8  # 12, less the edited, switched, deleted and moved ones
+    store.update_book(book.id, mode=BookMode.HYBRID)  # another mode: built from scratch
+    assert built(cache) == built(ClassicBookCache(store)) and cache.full_builds == 2
+
+
+def test_the_first_turn_after_a_classic_edit_sees_the_edit() -> None:
+    services = fake_services()
+    drafts = [
+        EntryDraft(title=f"E{i}", lore=f"Lore of entry {i}.", keys=[f"k{i}"]) for i in range(8)
+    ]
+    book = _book(services, BookMode.CLASSIC, drafts)
+    assert [e.ref.title for e in _turn(services, [book.id], "k2").selection.injected] == ["E2"]
+    entry = services.store.list_entries(book.id)[2]
+    library.update_entry(services, "alice", entry.id, {"keys": ["other"], "lore": "New lore."})
+    assert _turn(services, [book.id], "k2").selection.injected == ()
+    injected = _turn(services, [book.id], "other").selection.injected
+    assert [(e.ref.title, e.text) for e in injected] == [("E2", "New lore.")]
+    assert services.classic_matchers.incremental_builds == 1  # one edit, one new version

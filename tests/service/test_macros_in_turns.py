@@ -104,6 +104,28 @@ def test_classic_keys_match_through_macros() -> None:
     assert miss.selection.injected == ()  # Bea's key is "Bea's sword": different names differ
 
 
+def test_a_classic_edit_fills_only_the_edited_entry_again() -> None:
+    # Issue 13 item 3: the view of a new version keeps the filled entries of the unchanged
+    # ones (so the matcher compiles only the edited one) and the turn sees exactly the edit.
+    services = fake_services()
+    drafts = [
+        EntryDraft(f"Blade {i}", f"{{{{user}}}}'s blade {i}.", keys=[f"{{{{user}}}}'s blade {i}"])
+        for i in range(6)
+    ]
+    book = _world(services, "Arms", drafts, mode=BookMode.CLASSIC)
+    source = BookSource(book_ids=(book,))
+    first = _turn(services, source, "Ari's blade 2 and Ari's blade 4", user_name="Ari")
+    assert [e.text for e in first.selection.injected] == ["Ari's blade 2.", "Ari's blade 4."]
+    entry = services.store.list_entries(book)[2]
+    library.update_entry(services, "alice", entry.id, {"keys": ["{{user}}'s axe"]})
+    second = _turn(services, source, "Ari's blade 2, then", user_name="Ari")
+    assert second.selection.injected == ()  # its key is "Ari's axe" now
+    third = _turn(services, source, "Ari's axe and Ari's blade 4", user_name="Ari")
+    assert [e.text for e in third.selection.injected] == ["Ari's blade 2.", "Ari's blade 4."]
+    assert services.classic_matchers.incremental_builds == 1  # one edit, one new version
+    assert services.classic_books.incremental_builds == 1
+
+
 def test_lookup_finds_the_title_as_the_turn_showed_it() -> None:
     services = fake_services()
     book = _world(services, "Sea", [EntryDraft("Loving {{user}}", "All about {{user}}, truly.")])

@@ -6,7 +6,11 @@ canon is already in the prompt and its other entries reach the model by name and
 
 Built books are cached by (book id, version, tokenizer): any edit bumps the version, so a cached
 book is never stale, also across processes. The compiled matcher is cached by the engine's
-:class:`~worldbook.core.classic.ClassicMatcherCache` on the same version.
+:class:`~worldbook.core.classic.ClassicMatcherCache` on the same version. A new version is built
+from the last one (issue 13 item 3: no turn pays for an edit): only the entries whose stamp
+moved are read and made again, the others are the very same objects — so the macro view
+(``service/macro_books.py``) searches only those again and the matcher compiles only those
+(the book's ``family`` names the versions it may compile from).
 
 Settings and entry fields (docs/decisions.md):
 - book settings by the engine's names (:data:`worldbook.core.limits.BOOK_SETTINGS`), the old
@@ -21,18 +25,25 @@ Settings and entry fields (docs/decisions.md):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicSettings
 from worldbook.core.lru import LRU
-from worldbook.core.records import BookRecord, EntryRecord
+from worldbook.core.records import BookRecord, EntryRecord, EntryStamp
 from worldbook.core.types import BookMode
 
 _Key = tuple[str, int, str]
 
 
-class EntryLister(Protocol):
+class EntrySource(Protocol):
+    """The store calls a book build needs: all entries, their stamps, some entries."""
+
     def list_entries(self, book_id: str) -> Sequence[EntryRecord]: ...
+
+    def entry_stamps(self, book_id: str) -> Sequence[EntryStamp]: ...
+
+    def get_entries(self, book_id: str, ids: Sequence[str]) -> Sequence[EntryRecord]: ...
 
 
 def _bool(value: object) -> bool | None:
@@ -151,39 +162,112 @@ def takes_part(record: EntryRecord, mode: BookMode) -> bool:
 
 CountMany = Callable[[Sequence[str]], list[int]]
 
+_Stamps = dict[str, tuple[int, str]]
+"""Per entry: position and last change, in list order."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """The last build of a book (per tokenizer): what the next version starts from."""
+
+    book: ClassicBook
+    mode: BookMode
+    stamps: _Stamps
+    made: dict[str, ClassicEntry | None]  # per entry id; None: it takes no part (hybrid)
+
 
 class ClassicBookCache:
-    """Bounded LRU of built :class:`ClassicBook` values (thread-safe)."""
+    """Bounded LRU of built :class:`ClassicBook` values (thread-safe).
 
-    def __init__(self, store: EntryLister, *, max_books: int = 256) -> None:
+    A new version of a book already built here is built incrementally (issue 13: no turn pays
+    for an edit), as :class:`~worldbook.service.lore_books.LoreBookCache` does: one narrow query
+    lists every entry's stamp, only the entries whose stamp moved are read, made and counted
+    again, and the others are reused as the very same objects (which the compiled matcher
+    relies on to reuse their compiled specs).
+    """
+
+    def __init__(self, store: EntrySource, *, max_books: int = 256) -> None:
         self._store = store
         self._cache: LRU[_Key, ClassicBook] = LRU(max_books)
+        self._latest: LRU[tuple[str, str], _Base] = LRU(max_books)
+        self.full_builds = 0
+        self.incremental_builds = 0
 
     def get(self, book: BookRecord, *, tokenizer_id: str, count_many: CountMany) -> ClassicBook:
         key = (book.id, book.version, tokenizer_id)
         found = self._cache.get(key)
         if found is not None:
             return found
-        built = self._build(book, tokenizer_id, count_many)
-        self._cache.put(key, built)
+        base = self._latest.get((book.id, tokenizer_id))
+        if base is None or base.mode is not book.mode:
+            made = self._build(book, tokenizer_id, count_many)
+        else:
+            made = self._rebuild(book, tokenizer_id, count_many, base)
+        self._cache.put(key, made.book)
+        self._latest.put((book.id, tokenizer_id), made)
         self._cache.discard_where(lambda k: k[0] == book.id and k[1] != book.version)
-        return built
+        return made.book
 
-    def _build(self, book: BookRecord, tokenizer_id: str, count_many: CountMany) -> ClassicBook:
-        hybrid = book.mode is BookMode.HYBRID
-        records = [r for r in self._store.list_entries(book.id) if takes_part(r, book.mode)]
-        # Lore opening with decorator lines is counted by the engine after it strips them.
-        texts = [r.lore.strip() for r in records]
-        counts = count_many(texts)
-        entries = tuple(
-            classic_entry(r, None if r.lore.startswith("@@") else n, hybrid=hybrid)
-            for r, n in zip(records, counts, strict=True)
-        )
-        return ClassicBook(
-            id=book.id,
-            title=book.title,
-            entries=entries,
-            settings=classic_settings(book.settings),
-            # The compiled matcher keeps the entries, token counts included: one per tokenizer.
-            cache_key=f"{book.version}:{book.mode.value}:{tokenizer_id}",
-        )
+    def _build(self, book: BookRecord, tokenizer_id: str, count_many: CountMany) -> _Base:
+        self.full_builds += 1
+        # Stamps first: an edit landing between the two reads then looks newer than what was
+        # read, and the next version re-reads it (the other order would keep it stale).
+        stamps = _stamps(self._store, book.id)
+        records = list(self._store.list_entries(book.id))
+        made = _made(records, book.mode, count_many)
+        stamps = {i: s for i, s in stamps.items() if i in made}  # created after the stamps
+        return _Base(_classic_book(book, made, tokenizer_id), book.mode, stamps, made)
+
+    def _rebuild(
+        self, book: BookRecord, tokenizer_id: str, count_many: CountMany, base: _Base
+    ) -> _Base:
+        self.incremental_builds += 1
+        stamps = _stamps(self._store, book.id)
+        moved = [i for i, s in stamps.items() if base.stamps.get(i) != s]
+        fresh = _made(self._store.get_entries(book.id, moved), book.mode, count_many)
+        if len(fresh) == len(moved) and list(stamps) == list(base.stamps):
+            # Only edits in place (no entry added, removed or moved) — the common edit: swap
+            # the edited entries, keep every other one as is.
+            swapped = base.made | fresh
+            return _Base(_classic_book(book, swapped, tokenizer_id), book.mode, stamps, swapped)
+        made: dict[str, ClassicEntry | None] = {}
+        for entry_id in list(stamps):  # list order (the stamps come sorted by position)
+            if entry_id in fresh:
+                made[entry_id] = fresh[entry_id]
+            elif entry_id in base.made and entry_id not in moved:
+                made[entry_id] = base.made[entry_id]
+            else:  # a moved entry missing from ``fresh`` was deleted between the two reads
+                del stamps[entry_id]
+        return _Base(_classic_book(book, made, tokenizer_id), book.mode, stamps, made)
+
+
+def _stamps(store: EntrySource, book_id: str) -> _Stamps:
+    return {s.entry_id: (s.position, s.changed) for s in store.entry_stamps(book_id)}
+
+
+def _made(
+    records: Sequence[EntryRecord], mode: BookMode, count_many: CountMany
+) -> dict[str, ClassicEntry | None]:
+    """Engine entries of stored entries (None for those that take no part), in list order."""
+    hybrid = mode is BookMode.HYBRID
+    taking = [r for r in records if takes_part(r, mode)]
+    # Lore opening with decorator lines is counted by the engine after it strips them.
+    counts = count_many([r.lore.strip() for r in taking])
+    made: dict[str, ClassicEntry | None] = {r.id: None for r in records}
+    for r, n in zip(taking, counts, strict=True):
+        made[r.id] = classic_entry(r, None if r.lore.startswith("@@") else n, hybrid=hybrid)
+    return made
+
+
+def _classic_book(
+    book: BookRecord, made: Mapping[str, ClassicEntry | None], tokenizer_id: str
+) -> ClassicBook:
+    return ClassicBook(
+        id=book.id,
+        title=book.title,
+        entries=tuple(filter(None, made.values())),  # None: takes no part
+        settings=classic_settings(book.settings),
+        # The compiled matcher keeps the entries, token counts included: one per tokenizer.
+        cache_key=f"{book.version}:{book.mode.value}:{tokenizer_id}",
+        family=f"{book.mode.value}:{tokenizer_id}",
+    )

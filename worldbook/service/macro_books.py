@@ -93,6 +93,10 @@ class MacroBooks:
         self._entries: LRU[str, dict[str, _EntryScan]] = LRU(max_views)
         self._views: LRU[tuple[str, str, str, str], tuple[LoreBook, View]] = LRU(max_views)
         self._classic: LRU[tuple[str, str], tuple[ClassicBook, ClassicBook]] = LRU(max_views)
+        # Per classic book: each entry as last searched for macros, and whether it had any.
+        self._classic_entries: LRU[str, dict[str, tuple[ClassicEntry, bool]]] = LRU(max_views)
+        # Per classic book and names: its entries with macros as last filled in.
+        self._classic_filled: LRU[tuple[str, str, str], _Filled] = LRU(max_views)
 
     def view(
         self, book: LoreBook, names: MacroNames, *, tokenizer_id: str, count_many: CountMany
@@ -114,9 +118,31 @@ class MacroBooks:
         cached = self._classic.get(key)
         if cached is not None and cached[0] is book:
             return cached[1]
-        made = _classic_view(book, names, count_many)
+        macros = self._classic_macros(book)
+        made = book
+        if any(macros):
+            last_key = (book.id, book.family, names.key)
+            last = self._classic_filled.get(last_key) or {}
+            made, filled = _classic_view(book, macros, names, count_many, last)
+            self._classic_filled.put(last_key, filled)
         self._classic.put(key, (book, made))
         return made
+
+    def _classic_macros(self, book: ClassicBook) -> list[bool]:
+        """Per entry, whether it has a macro. As for world books (:meth:`_scan`), a new version
+        holds its unchanged entries as the very same objects (``service/classic_books.py``):
+        only the changed ones are searched again."""
+        seen = self._classic_entries.get(book.id) or {}
+        now: dict[str, tuple[ClassicEntry, bool]] = {}
+        for e in book.entries:
+            known = seen.get(e.id)
+            if known is not None and known[0] is e:
+                now[e.id] = known
+            else:
+                texts = (e.title, e.content, *e.keys, *e.secondary_keys)
+                now[e.id] = (e, any(has_macros(t) for t in texts))
+        self._classic_entries.put(book.id, now)
+        return [now[e.id][1] for e in book.entries]
 
     def _has_macros(self, book: LoreBook) -> bool:
         key = (book.id, book.version)
@@ -179,34 +205,50 @@ def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> Vie
     return View(view, frozenset(missing))
 
 
-def _classic_view(book: ClassicBook, names: MacroNames, count_many: CountMany) -> ClassicBook:
-    changed: list[int] = []
+_Filled = dict[str, tuple[ClassicEntry, ClassicEntry]]
+"""Per entry id of a classic book's view: the entry as stored and as filled with the names."""
+
+
+def _classic_view(
+    book: ClassicBook, macros: list[bool], names: MacroNames, count_many: CountMany, last: _Filled
+) -> tuple[ClassicBook, _Filled]:
+    """``book`` with the names in the entries that have macros (``macros``: which ones), and
+    those entries. ``last``: the previous version's, reused for the entries that did not
+    change (the very same objects: the matcher keeps their compiled specs)."""
+    filled: _Filled = {}
     entries: list[ClassicEntry] = []
-    for entry in book.entries:
-        fields = {
-            "title": entry.title,
-            "content": entry.content,
-            "keys": entry.keys,
-            "secondary_keys": entry.secondary_keys,
-        }
-        if not any(
-            has_macros(t) for t in (entry.title, entry.content, *entry.keys, *entry.secondary_keys)
-        ):
+    fresh: list[int] = []
+    for entry, has in zip(book.entries, macros, strict=True):
+        known = last.get(entry.id) if has else None
+        if known is not None and known[0] is entry:
+            filled[entry.id] = known
+            entries.append(known[1])
+        elif has:
+            filled[entry.id] = (entry, _filled(entry, names))
+            fresh.append(len(entries))
+            entries.append(filled[entry.id][1])
+        else:
             entries.append(entry)
-            continue
-        key = entry.id
-        fields["title"] = substitute(entry.title, names, f"{key}.title").text
-        fields["content"] = substitute(entry.content, names, f"{key}.lore").text
-        fields["keys"] = tuple(substitute(k, names, f"{key}.key").text for k in entry.keys)
-        fields["secondary_keys"] = tuple(
-            substitute(k, names, f"{key}.key2").text for k in entry.secondary_keys
-        )
-        changed.append(len(entries))
-        entries.append(replace(entry, **fields))  # type: ignore[arg-type]
-    if not changed:
-        return book
-    counted = [i for i in changed if entries[i].tokens is not None]
+    counted = [i for i in fresh if entries[i].tokens is not None]
     texts = [entries[i].content.strip() for i in counted]
     for i, tokens in zip(counted, count_many(texts), strict=True):
         entries[i] = replace(entries[i], tokens=tokens)
-    return replace(book, entries=tuple(entries), cache_key=f"{book.cache_key}~{_tag(names)}")
+        filled[entries[i].id] = (filled[entries[i].id][0], entries[i])
+    tag = _tag(names)
+    family = f"{book.family}~{tag}" if book.family else ""
+    view = replace(book, entries=tuple(entries), cache_key=f"{book.cache_key}~{tag}", family=family)
+    return view, filled
+
+
+def _filled(entry: ClassicEntry, names: MacroNames) -> ClassicEntry:
+    """One entry with the names in its title, content and keys."""
+    key = entry.id
+    return replace(
+        entry,
+        title=substitute(entry.title, names, f"{key}.title").text,
+        content=substitute(entry.content, names, f"{key}.lore").text,
+        keys=tuple(substitute(k, names, f"{key}.key").text for k in entry.keys),
+        secondary_keys=tuple(
+            substitute(k, names, f"{key}.key2").text for k in entry.secondary_keys
+        ),
+    )

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
-
-import ahocorasick
+from dataclasses import dataclass, replace
 
 from worldbook.core.classic.decorators import (
     PRIORITY_IGNORE_ON_MAX_CONTEXT,
@@ -21,16 +19,8 @@ from worldbook.core.classic.decorators import (
     parse_decorators,
     split_content,
 )
-from worldbook.core.classic.keys import (
-    PlainForm,
-    RegexClock,
-    RegexKey,
-    compile_regex,
-    edges_ok,
-    plain_form,
-    regex_shape,
-    variant_of,
-)
+from worldbook.core.classic.keys import RegexClock, plain_form, regex_shape, variant_of
+from worldbook.core.classic.keytable import KeyTable
 from worldbook.core.classic.model import (
     AND_ANY,
     LOGIC_NAMES,
@@ -42,6 +32,8 @@ from worldbook.core.classic.model import (
 from worldbook.core.classic.textforms import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
+DEFAULT_RECORDS = "default_records"  # memo: every spec's turn-independent trace record
+INHERITED_RECORDS = "inherited_records"  # memo: the previous version's specs and records
 MESSAGE_MEMO_SIZE = 4096  # chat messages remembered per compiled book
 PlacementKey = tuple[int, int, int, tuple[int, int, str], str]
 
@@ -110,40 +102,89 @@ class EntrySpec:
 
 
 class CompiledBook:
-    """Immutable once built (its memos of derived values aside); safe to share between threads."""
+    """Immutable once built (its memos of derived values aside); safe to share between threads.
 
-    def __init__(self, book: ClassicBook) -> None:
+    ``previous``: an earlier version of the same book (same id and settings) to build from: its
+    specs of unchanged entries are reused, only changed and new entries are compiled, and the
+    key table and automata follow the change (:mod:`worldbook.core.classic.keytable`) — the
+    same answers as a compile from scratch (issue 13: no turn pays for an edit)."""
+
+    def __init__(self, book: ClassicBook, previous: CompiledBook | None = None) -> None:
         self.book = book
         self.recursive = book.settings.recursive_scanning
-        self._plain: dict[tuple[int, str], int] = {}
-        self._regex_ids: dict[str, int] = {}
-        self.plain_keys: dict[int, PlainForm] = {}  # key id -> form (plain keys)
-        self.regex_keys: dict[int, RegexKey] = {}  # key id -> compiled regex
-        self._variant_keys: dict[int, list[int]] = {}
-        self.specs = tuple(self._spec(i, e) for i, e in enumerate(book.entries))
-        self.automata = self._build_automata()
-        self.checked = frozenset(k for k, f in self.plain_keys.items() if f.needs_check)
-        self.owners = self._owners()
-        self.max_depth = max((s.depth for s in self.specs if s.entry.enabled), default=0)
-        self.delay_levels = frozenset(
-            s.delay_level for s in self.specs if s.entry.enabled and s.delay_level
-        )
-        self.forced = tuple(s.index for s in self.specs if s.entry.enabled and s.forced)
-        self.delayed = tuple(s.index for s in self.specs if s.entry.enabled and s.delay_level)
-        self.plain = frozenset(s.index for s in self.specs if s.plain)
-        self.watched = tuple(
-            s.index
-            for s in self.specs
-            if s.entry.enabled
-            and (s.decorators.gated or s.decorators.keep_activate_after_match or s.entry.delay)
-        )
+        self.memo: dict[str, object] = {}  # turn-independent values derived from this version
+        self.table: KeyTable
+        if previous is not None and _successor_of(previous, book):
+            self.table = previous.table.successor()
+            self.specs, self.owners = self._from(previous)
+        else:
+            self.table = KeyTable()
+            self.specs = tuple(self._spec(i, e) for i, e in enumerate(book.entries))
+            for spec in self.specs:
+                self.table.use(_kids(spec), 1)
+            self.table.build_automata()
+            self.owners = _owners(self.specs)
+        self._summarise()
         self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
         self._content_forms: dict[int, TextForms] = {}
-        self.memo: dict[str, object] = {}  # turn-independent values derived from this version
         self._message_hits: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
 
     # -- building ---------------------------------------------------------------------------
+
+    def _summarise(self) -> None:
+        """What the engine looks up across entries, in one pass (a new version pays it)."""
+        max_depth, levels = 0, set()
+        forced: list[int] = []
+        delayed: list[int] = []
+        plain: list[int] = []
+        watched: list[int] = []
+        for s in self.specs:
+            entry, deco = s.entry, s.decorators
+            if not entry.enabled:
+                continue
+            max_depth = max(max_depth, s.depth)
+            gated = deco.gated
+            if s.delay_level:
+                levels.add(s.delay_level)
+                delayed.append(s.index)
+            if entry.constant or deco.activate:  # ``EntrySpec.forced``
+                forced.append(s.index)
+            # ``EntrySpec.plain`` (enabled is known here)
+            if not (entry.delay or gated or s.delay_level or entry.exclude_recursion):
+                plain.append(s.index)
+            if gated or deco.keep_activate_after_match or entry.delay:
+                watched.append(s.index)
+        self.max_depth = max_depth
+        self.delay_levels = frozenset(levels)
+        self.forced, self.delayed = tuple(forced), tuple(delayed)
+        self.plain = frozenset(plain)
+        self.watched = tuple(watched)
+
+    def _from(
+        self, previous: CompiledBook
+    ) -> tuple[tuple[EntrySpec, ...], dict[int, tuple[int, ...]]]:
+        """Specs and owners of this version from ``previous`` (see the class doc)."""
+        table, entries = self.table, self.book.entries
+        specs, kept, shifted = _kept(previous.specs, entries)
+        dropped = [s for s in previous.specs if s.index not in kept]
+        for spec in dropped:
+            table.use(_kids(spec), -1)
+        fresh: list[EntrySpec] = []
+        for i, found in enumerate(specs):
+            if found is None:
+                made = specs[i] = self._spec(i, entries[i])
+                table.use(_kids(made), 1)
+                fresh.append(made)
+        removed = table.drop_unused(k for s in dropped for k in _kids(s))
+        table.update_automata(table.added, removed)
+        done = tuple(s for s in specs if s is not None)
+        records = previous.memo.get(DEFAULT_RECORDS)
+        if isinstance(records, tuple):  # the turn-independent records of the kept specs
+            self.memo[INHERITED_RECORDS] = (previous.specs, records)
+        if shifted:  # entries added, removed or moved: every index may have changed
+            return done, _owners(done)
+        return done, _owners_after(previous.owners, dropped, fresh)
 
     def _key(self, key: str, entry: ClassicEntry) -> tuple[KeyRef | None, str | None]:
         """Intern one key; returns its ref, or a note when it can never match."""
@@ -154,12 +195,8 @@ class CompiledBook:
         if entry.use_regex and shape is None:
             shape = (written, "")
         if shape is not None:
-            kid = self._regex_ids.get(written)
-            if kid is None:
-                kid = self._regex_ids[written] = self._next_id()
-                self.regex_keys[kid] = compile_regex(written, *shape)
-            problem = self.regex_keys[kid].problem
-            return (kid, written), problem
+            kid, compiled = self.table.regex(written, shape)
+            return (kid, written), compiled.problem
         settings = self.book.settings
         case = settings.case_sensitive if entry.case_sensitive is None else entry.case_sensitive
         words = settings.whole_words if entry.whole_words is None else entry.whole_words
@@ -167,15 +204,7 @@ class CompiledBook:
         form = plain_form(written, variant)
         if form is None:
             return None, None
-        kid = self._plain.get((variant, form.form))
-        if kid is None:
-            kid = self._plain[(variant, form.form)] = self._next_id()
-            self.plain_keys[kid] = form
-            self._variant_keys.setdefault(variant, []).append(kid)
-        return (kid, written), None
-
-    def _next_id(self) -> int:
-        return len(self.plain_keys) + len(self.regex_keys)
+        return (self.table.plain(variant, form), written), None
 
     def _keys(
         self, keys: Iterable[str], entry: ClassicEntry, notes: list[str]
@@ -226,47 +255,11 @@ class CompiledBook:
             placement=placement(order, priority, entry),
         )
 
-    def _build_automata(self) -> dict[int, ahocorasick.Automaton]:
-        automata: dict[int, ahocorasick.Automaton] = {}
-        for variant, kids in self._variant_keys.items():
-            automaton = ahocorasick.Automaton()
-            for kid in kids:
-                automaton.add_word(self.plain_keys[kid].form, kid)
-            automaton.make_automaton()
-            automata[variant] = automaton
-        return automata
-
-    def _owners(self) -> dict[int, tuple[int, ...]]:
-        """Key id -> entries that use it positively (primary, secondary, additional): the only
-        entries a new hit can activate (exclude keys and NOT logics can only block)."""
-        owners: dict[int, list[int]] = {}
-        for spec in self.specs:
-            if not spec.entry.enabled:
-                continue
-            refs = [*spec.primary, *spec.secondary, *(r for g in spec.additional for r in g)]
-            for kid in dict.fromkeys(kid for kid, _ in refs):
-                owners.setdefault(kid, []).append(spec.index)
-        return {kid: tuple(entries) for kid, entries in owners.items()}
-
     # -- scanning ---------------------------------------------------------------------------
 
     def scan(self, text: TextForms, clock: RegexClock) -> frozenset[int]:
         """Key ids found in one text (one message, or one entry's content)."""
-        found: set[int] = set()
-        for variant, automaton in self.automata.items():
-            form = text.form(variant)
-            for _end, kid in automaton.iter(form):
-                if kid in found:
-                    continue
-                if kid in self.checked and not edges_ok(
-                    text.norm(variant >= 2), self.plain_keys[kid]
-                ):
-                    continue
-                found.add(kid)
-        for kid, key in self.regex_keys.items():
-            if key.pattern is not None and clock.search(key, text.raw):
-                found.add(kid)
-        return frozenset(found)
+        return self.table.scan(text, clock)
 
     def message_hits(self, text: TextForms, clock: RegexClock) -> frozenset[int]:
         """:meth:`scan` of one chat message, remembered by its text: a chat window slides by a
@@ -309,3 +302,83 @@ class CompiledBook:
 
 def _clamp_depth(depth: int) -> int:
     return max(0, min(MAX_SCAN_DEPTH, depth))
+
+
+def _kept(
+    before: tuple[EntrySpec, ...], entries: tuple[ClassicEntry, ...]
+) -> tuple[list[EntrySpec | None], set[int], bool]:
+    """Per entry, the spec of ``before`` it keeps (None: to compile), the indexes in ``before``
+    of the kept specs, and whether any kept entry changed index (or the count changed)."""
+    specs: list[EntrySpec | None] = [None] * len(entries)
+    kept: set[int] = set()
+    shifted = len(entries) != len(before)
+    by_id: dict[str, EntrySpec] | None = None
+    for i, entry in enumerate(entries):
+        spec = before[i] if not shifted else None
+        if spec is None or spec.entry.id != entry.id:
+            if by_id is None:  # only once something moved: in-place edits keep every index
+                by_id = {s.entry.id: s for s in before}
+            spec = by_id.get(entry.id)
+        if spec is not None and (spec.entry is entry or spec.entry == entry):
+            shifted = shifted or spec.index != i
+            specs[i] = spec if spec.index == i else replace(spec, index=i)
+            kept.add(spec.index)
+    return specs, kept, shifted
+
+
+def _successor_of(previous: CompiledBook, book: ClassicBook) -> bool:
+    """Whether ``book`` can be compiled from ``previous``: the same book under the same
+    settings (every spec depends on them), its entry ids unique (specs are found by id)."""
+    return (
+        previous.book.id == book.id
+        and previous.book.settings == book.settings
+        and len({e.id for e in book.entries}) == len(book.entries)
+        and len({s.entry.id for s in previous.specs}) == len(previous.specs)
+    )
+
+
+def _positive(spec: EntrySpec) -> dict[int, None]:
+    """Key ids the entry uses positively (primary, secondary, additional): the only keys
+    whose new hit can activate it (exclude keys and NOT logics can only block)."""
+    refs = (*spec.primary, *spec.secondary, *(r for g in spec.additional for r in g))
+    return dict.fromkeys(kid for kid, _ in refs)
+
+
+def _kids(spec: EntrySpec) -> dict[int, None]:
+    """Every key id the entry's spec refers to, once."""
+    return _positive(spec) | dict.fromkeys(kid for kid, _ in spec.exclude)
+
+
+def _owners(specs: Iterable[EntrySpec]) -> dict[int, tuple[int, ...]]:
+    """Key id -> enabled entries that use it positively, in list order."""
+    owners: dict[int, list[int]] = {}
+    for spec in specs:
+        if spec.entry.enabled:
+            for kid in _positive(spec):
+                owners.setdefault(kid, []).append(spec.index)
+    return {kid: tuple(entries) for kid, entries in owners.items()}
+
+
+def _owners_after(
+    owners: dict[int, tuple[int, ...]], dropped: list[EntrySpec], fresh: list[EntrySpec]
+) -> dict[int, tuple[int, ...]]:
+    """:func:`_owners` after specs were swapped in place (``fresh`` took the indexes of
+    ``dropped``; every other entry kept its index): only the keys of the swapped ones change."""
+    changed: dict[int, set[int]] = {}
+    for specs, keep in ((dropped, False), (fresh, True)):
+        for spec in specs:
+            if not spec.entry.enabled:
+                continue
+            for kid in _positive(spec):
+                now = changed.setdefault(kid, set(owners.get(kid, ())))
+                if keep:
+                    now.add(spec.index)
+                else:
+                    now.discard(spec.index)
+    updated = dict(owners)
+    for kid, entries in changed.items():
+        if entries:
+            updated[kid] = tuple(sorted(entries))
+        else:
+            updated.pop(kid, None)
+    return updated

@@ -116,7 +116,10 @@ class ClassicBook:
     ``cache_key`` names this exact version of the book and everything substituted into it (the
     chat's names once ``{{char}}`` macros are replaced): the compiled matcher is cached on
     ``(id, cache_key, settings)``. An empty key is never cached. ``character`` labels the lore
-    in group chats (DESIGN §2 rule 2).
+    in group chats (DESIGN §2 rule 2). ``family`` names what the versions of one book have in
+    common (the service: its mode, tokenizer and substituted names): a new version of a book
+    whose family was compiled before is compiled from the latest one (only its changed
+    entries); empty: always compiled from scratch.
     """
 
     id: str
@@ -125,6 +128,7 @@ class ClassicBook:
     settings: ClassicSettings = field(default_factory=ClassicSettings)
     cache_key: str = ""
     character: str | None = None
+    family: str = ""
 
 
 @dataclass(frozen=True, slots=True)

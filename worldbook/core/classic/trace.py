@@ -8,7 +8,12 @@ it is built once per compiled book version and reused — a 2,000-entry trace co
 from __future__ import annotations
 
 from worldbook.core.classic.budget import Costed
-from worldbook.core.classic.compiled import CompiledBook, EntrySpec
+from worldbook.core.classic.compiled import (
+    DEFAULT_RECORDS,
+    INHERITED_RECORDS,
+    CompiledBook,
+    EntrySpec,
+)
 from worldbook.core.classic.evaluate import Outcome
 from worldbook.core.classic.result import Activation, Cause, Fate, TraceRecord, Via
 
@@ -64,12 +69,22 @@ def _default(spec: EntrySpec, recursive: bool) -> TraceRecord:
 
 
 def default_records(book: CompiledBook) -> tuple[TraceRecord, ...]:
-    """The turn-independent record of every entry of ``book`` (built once per version)."""
-    cached = book.memo.get("default_records")
+    """The turn-independent record of every entry of ``book`` (built once per version; a
+    version compiled from an earlier one takes the records of the specs it kept)."""
+    cached = book.memo.get(DEFAULT_RECORDS)
     if cached is None:
-        cached = book.memo["default_records"] = tuple(
-            _default(spec, book.recursive) for spec in book.specs
-        )
+        inherited = book.memo.get(INHERITED_RECORDS)
+        specs, records = inherited if isinstance(inherited, tuple) else ((), ())
+        if len(specs) == len(book.specs):  # an edit in place: kept specs keep their index
+            made = [
+                r if s is spec else _default(spec, book.recursive)
+                for s, spec, r in zip(specs, book.specs, records, strict=True)
+            ]
+        else:  # a kept spec is the very same object (unless its index changed)
+            before = {id(s): r for s, r in zip(specs, records, strict=True)}
+            made = [before.get(id(s)) or _default(s, book.recursive) for s in book.specs]
+        cached = book.memo[DEFAULT_RECORDS] = tuple(made)
+        book.memo.pop(INHERITED_RECORDS, None)
     return cached  # type: ignore[return-value]
 
 
