@@ -9,6 +9,8 @@ interleaved so the machine's noise hits every variant alike:
 - ``after lore edit``: one entry's lore and one alias changed through the service, then the
   first turn (the literal matcher and the book view must follow the edit; the entry's vectors
   are now of an older text, so it may not rank by meaning);
+- ``during the rebuild``: a turn while the process builds the edited book's full automaton
+  in the background (it shares the GIL with the build);
 - ``after re-embedding``: the edited entry gets a new vector (what the indexer does), then the
   first turn (the book's vector index changed);
 - ``after the new index lands``: the first turn once the background build of the book's new
@@ -44,6 +46,7 @@ from worldbook.adapters.store import open_store
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.bench.latency import _indexed_book
 from worldbook.bench.synthetic import synthetic_drafts
+from worldbook.core.background import AFTER_THE_TURN_S
 from worldbook.core.types import ModelProfile
 from worldbook.ports import Embedder, Store
 from worldbook.service import library
@@ -56,7 +59,14 @@ from worldbook.testing import HashingEmbedder
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "edit.json"
 PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
-VARIANTS = ("warm", "after lore edit", "after re-embedding", "after the new index lands", "cold")
+VARIANTS = (
+    "warm",
+    "after lore edit",
+    "during the rebuild",
+    "after re-embedding",
+    "after the new index lands",
+    "cold",
+)
 
 
 class Bench:
@@ -146,6 +156,8 @@ def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
                     samples[name].append(step())
                 edited = bench.edit()
                 samples["after lore edit"].append(bench.turn(bench.parts))
+                time.sleep(AFTER_THE_TURN_S + 0.05)  # the full automaton is being built now
+                samples["during the rebuild"].append(bench.turn(bench.parts))
                 bench.settle()
                 bench.reembed(edited)
                 samples["after re-embedding"].append(bench.turn(bench.parts))
@@ -197,7 +209,7 @@ def main() -> None:
             + "".join(f"{row[c]:>9}" for c in cells)
             + f"{row['cpu_ratio_to_warm']:>9}"
         )
-    target = all(rows[v]["p50_ms"] <= 50 for v in VARIANTS[1:4])
+    target = all(rows[v]["p50_ms"] <= 50 for v in VARIANTS[1:5])
     print(f"target (first turn after an edit <= 50 ms, p50): {'met' if target else 'NOT met'}")
     report: dict[str, Any] = {
         "benchmark": "bench_edit",

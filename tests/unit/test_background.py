@@ -52,3 +52,53 @@ def test_a_failing_job_is_counted_and_the_worker_goes_on() -> None:
 def test_wait_idle_without_work_returns_at_once() -> None:
     worker: LatestPerKey[int, int] = LatestPerKey(lambda _: None, name="test-worker")
     assert worker.wait_idle(0)
+
+
+def test_with_a_delay_work_waits_for_the_newest_submission_of_its_key() -> None:
+    import time
+
+    done: list[tuple[int, float]] = []
+    worker: LatestPerKey[str, int] = LatestPerKey(
+        lambda v: done.append((v, time.monotonic())), name="test-worker", delay_s=0.2
+    )
+    first = time.monotonic()
+    worker.submit("a", 1)
+    time.sleep(0.1)
+    last = time.monotonic()
+    worker.submit("a", 2)  # within the delay: replaces 1 and restarts the wait
+    assert worker.wait_idle(10)
+    assert [v for v, _ in done] == [2]
+    assert done[0][1] - last >= 0.2 and done[0][1] - first >= 0.3
+
+
+def test_a_pause_waits_while_a_request_is_served_and_not_longer() -> None:
+    import time
+
+    from worldbook.core.background import Foreground
+
+    gauge = Foreground(max_wait_s=5)
+    started = time.monotonic()
+    gauge.pause()  # nothing served: no wait
+    assert time.monotonic() - started < 0.5
+
+    resumed: list[float] = []
+    with gauge.serving():
+        thread = threading.Thread(target=lambda: (gauge.pause(), resumed.append(time.monotonic())))
+        thread.start()
+        time.sleep(0.2)
+        assert not resumed  # still stepping aside
+        ended = time.monotonic()
+    thread.join(10)
+    assert resumed and resumed[0] >= ended
+
+
+def test_a_pause_gives_up_after_max_wait_so_background_work_ends_under_load() -> None:
+    import time
+
+    from worldbook.core.background import Foreground
+
+    gauge = Foreground(max_wait_s=0.05)
+    with gauge.serving():
+        started = time.monotonic()
+        gauge.pause()
+        assert 0.04 <= time.monotonic() - started < 2

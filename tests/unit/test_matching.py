@@ -337,3 +337,23 @@ def test_a_sharded_matcher_finds_exactly_what_one_automaton_finds(
     finally:
         matching.SHARD_PATTERNS = saved
     assert sharded.find(text) == whole.find(text)
+
+
+def test_a_background_build_steps_aside_while_a_turn_is_served() -> None:
+    import time
+
+    from worldbook.core.background import Foreground
+
+    gauge = Foreground(max_wait_s=10)
+    cache = MatcherCache(background=True, foreground=gauge)
+    entries = [_ov_entry(i, f"Place {i}", (f"Alias {i}",)) for i in range(200)]
+    cache.get(_ov_book(entries, "1"))  # the first version is built at once
+    entries[7] = _replace(entries[7], title="Saltreach")
+    with gauge.serving():
+        overlay = cache.get(_ov_book(entries, "2"))
+        assert isinstance(overlay, OverlayMatcher)
+        time.sleep(0.3)  # past the delay: the build started and is waiting for the turn
+        assert cache.builds == 1
+    assert cache.wait_idle(10)
+    assert cache.builds == 2
+    assert isinstance(cache.get(_ov_book(entries, "2")), BookMatcher)

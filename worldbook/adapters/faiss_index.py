@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.adapters.language_correction import LanguageCorrection
-from worldbook.core.background import LatestPerKey
+from worldbook.core.background import AFTER_THE_TURN_S, LatestPerKey
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.lru import LRU
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
@@ -112,7 +112,9 @@ class FaissIndex:
         self._generation: dict[str, int] = {}
         self._builds = itertools.count(1)
         self._refresher: LatestPerKey[str, str] | None = (
-            LatestPerKey(self._refresh, name="worldbook-index-build") if background else None
+            LatestPerKey(self._refresh, name="worldbook-index-build", delay_s=AFTER_THE_TURN_S)
+            if background
+            else None
         )
 
     # --- the VectorIndex port -----------------------------------------------------------

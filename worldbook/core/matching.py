@@ -29,7 +29,7 @@ from typing import TypeVar, cast
 
 import ahocorasick
 
-from worldbook.core.background import LatestPerKey
+from worldbook.core.background import AFTER_THE_TURN_S, Foreground, LatestPerKey, no_pause
 from worldbook.core.lru import LRU
 from worldbook.core.text_forms import (
     alias_form,
@@ -93,11 +93,16 @@ def _shards(owners: dict[str, list[_Owner]]) -> list[list[tuple[str, list[_Owner
     return [items[i : i + SHARD_PATTERNS] for i in range(0, len(items), SHARD_PATTERNS)] or [[]]
 
 
-def _automaton(patterns: list[tuple[str, list[_Owner]]]) -> ahocorasick.Automaton:
+def _automaton(
+    patterns: list[tuple[str, list[_Owner]]], pause: Callable[[], None]
+) -> ahocorasick.Automaton:
     automaton = ahocorasick.Automaton()
-    for key, entries in patterns:
+    for i, (key, entries) in enumerate(patterns):
+        if i % 1024 == 1023:
+            pause()
         automaton.add_word(key, tuple(entries))
     if patterns:
+        pause()  # make_automaton holds the GIL for the whole shard
         automaton.make_automaton()
     return automaton
 
@@ -109,7 +114,9 @@ class BookMatcher:
 
     __slots__ = ("_automata", "_empty", "book_id", "names", "positions", "version")
 
-    def __init__(self, book: LoreBook, only: set[str] | None = None) -> None:
+    def __init__(
+        self, book: LoreBook, only: set[str] | None = None, *, pause: Callable[[], None] = no_pause
+    ) -> None:
         self.book_id = book.id
         self.version = book.version
         # Entry id -> list index, so the selection finds an entry without scanning the book.
@@ -119,6 +126,8 @@ class BookMatcher:
         # normalised pattern -> its owners, entries in list order
         owners: dict[str, list[_Owner]] = {}
         for position, entry in enumerate(book.entries):
+            if position % 64 == 63:
+                pause()  # a background build steps aside for the turns (core/background.py)
             if not entry.enabled or (only is not None and entry.id not in only):
                 continue
             seen: set[str] = set()
@@ -128,7 +137,7 @@ class BookMatcher:
                     continue
                 seen.add(key)
                 owners.setdefault(key, []).append((entry.id, alias, position, -len(key)))
-        self._automata = [_automaton(shard) for shard in _shards(owners)]
+        self._automata = [_automaton(shard, pause) for shard in _shards(owners)]
         self._empty = not owners
 
     def hits(self, scanned: str) -> dict[str, _Hit]:
@@ -229,6 +238,7 @@ class MatcherCache:
     With ``background=True`` a new version of a book already cached is first answered by an
     :class:`OverlayMatcher` (when at most ``overlay_max`` entries changed) while one daemon
     thread builds the full automaton; without it (the default; tests) builds are synchronous.
+    A ``foreground`` gauge makes that thread step aside while the process serves turns.
     """
 
     def __init__(
@@ -238,6 +248,7 @@ class MatcherCache:
         *,
         background: bool = False,
         overlay_max: int = 500,
+        foreground: Foreground | None = None,
     ) -> None:
         self._items: LRU[tuple[str, str], AnyMatcher] = LRU(max(1, max_books))
         self._derived: LRU[tuple[str, ...], object] = LRU(max(1, max_derived))
@@ -245,11 +256,15 @@ class MatcherCache:
         self._latest: LRU[str, BookMatcher] = LRU(max(1, max_books))
         self._lock = threading.Lock()
         self._builder: LatestPerKey[str, LoreBook] | None = (
-            LatestPerKey(self._build_and_finish, name="worldbook-matcher-build")
+            LatestPerKey(
+                self._build_and_finish, name="worldbook-matcher-build", delay_s=AFTER_THE_TURN_S
+            )
             if background
             else None
         )
         self._overlay_max = overlay_max
+        # Background builds step aside while the process serves a turn.
+        self._pause = foreground.pause if foreground is not None else no_pause
         self.builds = 0  # how many full automata were built (tests assert caching with it)
         self.overlays = 0
 
@@ -292,14 +307,14 @@ class MatcherCache:
         """Block until no background build is pending (tests, benchmarks)."""
         return self._builder.wait_idle(timeout) if self._builder is not None else True
 
-    def _build(self, book: LoreBook) -> BookMatcher:
-        matcher = BookMatcher(book)
+    def _build(self, book: LoreBook, pause: Callable[[], None] = no_pause) -> BookMatcher:
+        matcher = BookMatcher(book, pause=pause)
         with self._lock:
             self.builds += 1
         return matcher
 
     def _build_and_finish(self, book: LoreBook) -> None:
-        self._finish(book, self._build(book))
+        self._finish(book, self._build(book, self._pause))
 
     def _finish(self, book: LoreBook, matcher: BookMatcher) -> BookMatcher:
         key = book.matcher_key

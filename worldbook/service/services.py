@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
+from worldbook.core.background import Foreground
 from worldbook.core.classic import ClassicMatcherCache
 from worldbook.core.matching import MatcherCache
 from worldbook.core.records import BookRecord
@@ -72,7 +73,11 @@ class Services:
         self.prewarm = PrewarmQueue(self.query_embeddings.prewarm)
         # In a service process a new book version is answered by an overlay matcher while the
         # full automaton is built in the background (issue 13: no turn pays for an edit).
-        self.matcher_cache = MatcherCache(max_books=settings.index_cache_books, background=True)
+        # Turns in flight: background rebuilds step aside for them (core/background.py).
+        self.foreground = Foreground()
+        self.matcher_cache = MatcherCache(
+            max_books=settings.index_cache_books, background=True, foreground=self.foreground
+        )
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
         self.macro_books = MacroBooks()  # books with {{char}}/{{user}} filled in (issue 17)
         self.classic_books = ClassicBookCache(store, max_books=settings.index_cache_books)

@@ -174,6 +174,13 @@ def run_turn(
     services: Services, *, user_id: str, turn: TurnInput, record_usage: bool
 ) -> TurnResult:
     """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
+    with services.foreground.serving():
+        return _run_turn(services, user_id=user_id, turn=turn, record_usage=record_usage)
+
+
+def _run_turn(
+    services: Services, *, user_id: str, turn: TurnInput, record_usage: bool
+) -> TurnResult:
     records, notes = resolve_books(services, user_id, turn.source)
     world = [(b, c) for b, c in records if b.mode is not BookMode.CLASSIC]
     names = namer(turn.source, turn.chat_id, turn.user_name)
