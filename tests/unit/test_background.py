@@ -83,7 +83,12 @@ def test_a_pause_waits_while_a_request_is_served_and_not_longer() -> None:
 
     resumed: list[float] = []
     with gauge.serving():
-        thread = threading.Thread(target=lambda: (gauge.pause(), resumed.append(time.monotonic())))
+
+        def step_aside() -> None:
+            gauge.pause()
+            resumed.append(time.monotonic())
+
+        thread = threading.Thread(target=step_aside)
         thread.start()
         time.sleep(0.2)
         assert not resumed  # still stepping aside
