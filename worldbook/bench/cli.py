@@ -78,7 +78,8 @@ def bench_command(
         typer.Option(help="load: seconds per cell (default 120; 12 cells = 24 min; quick 5)."),
     ] = None,
     backends: Annotated[
-        str | None, typer.Option(help="load: databases, of sqlite,postgres (default both).")
+        str | None,
+        typer.Option(help="load: databases, of sqlite,postgres (default both; quick sqlite)."),
     ] = None,
     clients: Annotated[
         str | None, typer.Option(help="load: client counts (default 1,8,32; quick 1,8).")
@@ -90,6 +91,9 @@ def bench_command(
         str | None,
         typer.Option(help="load: a PostgreSQL database; a temporary one is made beside it."),
     ] = None,
+    server_threads: Annotated[
+        int, typer.Option(help="load: torch threads per server process (0: cores / processes).")
+    ] = 0,
 ) -> None:
     """Benchmark retrieval quality, latency, indexing and HTTP load, side by side with the
     peers' methods, and write results.json, report.md and plots."""
@@ -104,7 +108,7 @@ def bench_command(
         books=list(books or []),
         default_embedder=current.embedder,
         other_embedders=tuple(e for e in ALL_EMBEDDERS if e != current.embedder),
-        load=_load_options(quick, seconds, backends, clients, workers, pg_url),
+        load=_load_options(quick, seconds, backends, clients, workers, pg_url, server_threads),
     )
     results = run_bench(config, current, _suites(suite))
     _print(config.out, results)
@@ -127,6 +131,7 @@ def _load_options(
     clients: str | None,
     workers: str | None,
     pg_url: str | None,
+    threads: int = 0,
 ) -> LoadOptions:
     """The load matrix: what was given, else the quick or the full defaults."""
     base = QUICK_LOAD if quick else LoadOptions()
@@ -142,6 +147,7 @@ def _load_options(
         workers=_numbers(workers, "workers") if workers else base.workers,
         pg_url=pg_url or os.environ.get("WORLDBOOK_TEST_POSTGRES_URL") or base.pg_url,
         entries=base.entries,
+        threads=max(0, threads),
     )
 
 

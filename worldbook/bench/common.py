@@ -66,14 +66,16 @@ class LoadOptions:
     workers: tuple[int, ...] = (1, 2)
     pg_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
     entries: int = 34
+    threads: int = 0  # torch threads per server process; 0: the cores over the processes
 
     @property
     def cells(self) -> int:
         return len(self.backends) * len(self.workers) * len(self.clients)
 
 
-QUICK_LOAD = LoadOptions(seconds=5.0, clients=(1, 8), workers=(1,))
-"""``--quick``: short cells, no second server process; options given explicitly still win."""
+QUICK_LOAD = LoadOptions(seconds=5.0, backends=("sqlite",), clients=(1, 8), workers=(1,))
+"""``--quick``: short cells, SQLite only (needs no database server), one server process;
+options given explicitly still win."""
 
 
 @dataclass

@@ -84,11 +84,11 @@ def _run_backend(
         }
         for workers in options.workers:
             step(f"load: {backend}: starting {workers} server process(es), warming up")
-            with Server(url, workdir, embedder, workers) as server:
+            with Server(url, workdir, embedder, workers, options.threads) as server:
                 info["threads_per_process"][str(workers)] = server.threads
-                # Every process loads its model and warms its caches before anything counts.
-                warm = _clients(server, book, 4 * workers, min(5.0, options.seconds), next(seeds))
-                info.setdefault("warm_up", {})[str(workers)] = warm
+                info.setdefault("warm_up", {})[str(workers)] = _warm_up(
+                    server, book, seeds, min(5.0, options.seconds)
+                )
                 for clients in options.clients:
                     step(
                         f"load: {backend}, {workers} process(es), {clients} clients, "
@@ -96,6 +96,18 @@ def _run_backend(
                     )
                     cells.append(_cell(server, book, backend, clients, options, next(seeds)))
     return info
+
+
+def _warm_up(
+    server: Server, book: PreparedBook, seeds: Any, seconds: float
+) -> list[dict[str, Any]]:
+    """Before anything counts: one turn per client loads the model in every process (the
+    first turn waits for it), then a few seconds of turns warm the caches and the engine."""
+    workers = server.workers
+    return [
+        _clients(server, book, 2 * workers, 0.1, next(seeds)),
+        _clients(server, book, 4 * workers, seconds, next(seeds)),
+    ]
 
 
 def _cell(

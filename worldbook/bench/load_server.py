@@ -136,9 +136,11 @@ def tree_rss_mb(root: int) -> float:
     return round(total_kb / 1024, 1)
 
 
-def server_threads(workers: int) -> int:
-    """Torch/BLAS threads per server process: the cores shared among the workers, so two
-    processes on two cores do not oversubscribe them."""
+def server_threads(workers: int, threads: int = 0) -> int:
+    """Torch/BLAS threads per server process: ``threads`` when given, else the cores shared
+    among the workers, so two processes on two cores do not oversubscribe them."""
+    if threads > 0:
+        return threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, (cores or 1) // workers)
 
@@ -147,11 +149,13 @@ class Server:
     """``worldbook serve --workers N`` on a free loopback port, with its own data directory;
     its output goes to ``server.log`` there (printed when it fails to start)."""
 
-    def __init__(self, url: str, data_dir: Path, embedder: str, workers: int) -> None:
+    def __init__(
+        self, url: str, data_dir: Path, embedder: str, workers: int, threads: int = 0
+    ) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.workers = workers
-        self.threads = server_threads(workers)
+        self.threads = server_threads(workers, threads)
         self._log_path = data_dir / f"server-{workers}.log"
         env = {k: v for k, v in os.environ.items() if k != "WORLDBOOK_BROKER_URL"}
         env.update(

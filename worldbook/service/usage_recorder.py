@@ -10,8 +10,7 @@ core (the writer's transaction ran while they did; issue 7's turn-latency measur
 
 Measured in benchmarks/bench_load.py (since folded into ``worldbook bench load``): writing
 in-line added a write transaction to every turn (+8 ms p50 on SQLite, +19 ms on PostgreSQL),
-and one transaction per turn in the background
-could not keep up with ~200 turns/s on 2 cores.
+and one transaction per turn in the background could not keep up with ~200 turns/s on 2 cores.
 
 Consequences, written down in docs/decisions.md:
 - counts are eventually consistent: a turn shows in the statistics once the thread wrote it,
