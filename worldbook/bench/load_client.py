@@ -88,7 +88,9 @@ def _client(job: dict[str, Any], turns: Turns, tally: _Tally, deadline: float) -
 
     headers = {"Authorization": f"Bearer {job['key']}", "X-Worldbook-User": "bench"}
     with httpx.Client(base_url=job["base"], headers=headers, timeout=60) as http:
-        while time.perf_counter() < deadline:
+        first = True  # every client sends at least one turn (the warm-up's model load)
+        while first or time.perf_counter() < deadline:
+            first = False
             body = {"book_ids": [job["book_id"]], "messages": turns.next()}
             started = time.perf_counter()
             try:
