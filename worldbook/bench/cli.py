@@ -2,7 +2,8 @@
 
 Runs against the sample books in ``../shared/samples/`` (or the files given with ``--books``),
 shows a progress bar, prints the report's tables, and writes ``results.json``, ``report.md`` and
-PNG plots to ``--out``.
+PNG plots to ``--out``. ``load`` (``worldbook/bench/load.py``) also writes ``load.json`` there
+and, on a full (not ``--quick``) run from a source checkout, ``benchmarks/results/load.json``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import Annotated, Any
 import typer
 
 from worldbook.bench.common import (
+    QUICK_LOAD,
     REPO,
     BenchConfig,
     CachedEmbedder,
+    LoadOptions,
     default_samples_dir,
     machine,
     now_iso,
@@ -70,6 +73,27 @@ def bench_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Results directory (default bench-results/<time>).")
     ] = None,
+    seconds: Annotated[
+        float | None,
+        typer.Option(help="load: seconds per cell (default 120; 12 cells = 24 min; quick 5)."),
+    ] = None,
+    backends: Annotated[
+        str | None,
+        typer.Option(help="load: databases, of sqlite,postgres (default both; quick sqlite)."),
+    ] = None,
+    clients: Annotated[
+        str | None, typer.Option(help="load: client counts (default 1,8,32; quick 1,8).")
+    ] = None,
+    workers: Annotated[
+        str | None, typer.Option(help="load: server processes (default 1,2; quick 1).")
+    ] = None,
+    pg_url: Annotated[
+        str | None,
+        typer.Option(help="load: a PostgreSQL database; a temporary one is made beside it."),
+    ] = None,
+    server_threads: Annotated[
+        int, typer.Option(help="load: torch threads per server process (0: cores / processes).")
+    ] = 0,
 ) -> None:
     """Benchmark retrieval quality, latency, indexing and HTTP load, side by side with the
     peers' methods, and write results.json, report.md and plots."""
@@ -84,9 +108,47 @@ def bench_command(
         books=list(books or []),
         default_embedder=current.embedder,
         other_embedders=tuple(e for e in ALL_EMBEDDERS if e != current.embedder),
+        load=_load_options(quick, seconds, backends, clients, workers, pg_url, server_threads),
     )
     results = run_bench(config, current, _suites(suite))
     _print(config.out, results)
+
+
+def _numbers(text: str, field: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise InvalidInput(f"--{field}: positive integers separated by commas.", field=field)
+    return values
+
+
+def _load_options(
+    quick: bool,
+    seconds: float | None,
+    backends: str | None,
+    clients: str | None,
+    workers: str | None,
+    pg_url: str | None,
+    threads: int = 0,
+) -> LoadOptions:
+    """The load matrix: what was given, else the quick or the full defaults."""
+    base = QUICK_LOAD if quick else LoadOptions()
+    names = tuple(b.strip() for b in backends.split(",") if b.strip()) if backends else ()
+    if backends is not None and (not names or not set(names) <= {"sqlite", "postgres"}):
+        raise InvalidInput("--backends: sqlite, postgres or both.", field="backends")
+    if seconds is not None and seconds <= 0:
+        raise InvalidInput("--seconds must be positive.", field="seconds")
+    return LoadOptions(
+        seconds=seconds or base.seconds,
+        backends=names or base.backends,
+        clients=_numbers(clients, "clients") if clients else base.clients,
+        workers=_numbers(workers, "workers") if workers else base.workers,
+        pg_url=pg_url or os.environ.get("WORLDBOOK_TEST_POSTGRES_URL") or base.pg_url,
+        entries=base.entries,
+        threads=max(0, threads),
+    )
 
 
 def _book_files(config: BenchConfig) -> list[Path]:
@@ -113,7 +175,9 @@ def run_bench(
     from worldbook.adapters.embedders import load_embedder
     from worldbook.bench.report import write_results
 
-    steps = {"quality": 12, "latency": 9, "indexing": 4, "load": 4}
+    load = config.load
+    steps = {"quality": 12, "latency": 9, "indexing": 4,
+             "load": len(load.backends) * (1 + len(load.workers)) + load.cells}  # fmt: skip
     run: dict[str, Any] = {
         "date": now_iso(),
         "machine": machine(),
@@ -254,10 +318,13 @@ def _load(
     config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
 ) -> dict[str, Any]:
     from worldbook.bench.load import run_load
+    from worldbook.bench.load_report import LOAD_JSON, write_load_json
 
-    return run_load(
-        current, embedder(config.default_embedder, cached=False), quick=config.quick, step=step
-    )
+    result = run_load(current.embedder, config.load, step=step)
+    write_load_json(result, config.out / "load.json")
+    if not config.quick and LOAD_JSON.parent.is_dir():
+        result["results_file"] = str(write_load_json(result))
+    return result
 
 
 _SUITES = {"quality": _quality, "latency": _latency, "indexing": _indexing, "load": _load}

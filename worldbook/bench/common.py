@@ -13,7 +13,7 @@ import platform
 import time
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,29 @@ def default_turns_file() -> Path:
     return REPO / "benchmarks" / "lore_turns.json"
 
 
+@dataclass(frozen=True)
+class LoadOptions:
+    """What ``worldbook bench load`` measures: every backend × server processes × clients is
+    one cell of ``seconds`` (the full default matrix is 12 cells, 24 minutes)."""
+
+    seconds: float = 120.0
+    backends: tuple[str, ...] = ("sqlite", "postgres")
+    clients: tuple[int, ...] = (1, 8, 32)
+    workers: tuple[int, ...] = (1, 2)
+    pg_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+    entries: int = 34
+    threads: int = 0  # torch threads per server process; 0: the cores over the processes
+
+    @property
+    def cells(self) -> int:
+        return len(self.backends) * len(self.workers) * len(self.clients)
+
+
+QUICK_LOAD = LoadOptions(seconds=5.0, backends=("sqlite",), clients=(1, 8), workers=(1,))
+"""``--quick``: short cells, SQLite only (needs no database server), one server process;
+options given explicitly still win."""
+
+
 @dataclass
 class BenchConfig:
     """What one ``worldbook bench`` run was asked to do (recorded in results.json)."""
@@ -72,6 +95,7 @@ class BenchConfig:
     threads: int = 2
     input_window: int = 8192
     tokenizer: str = "cl100k_base"
+    load: LoadOptions = field(default_factory=LoadOptions)
 
     def settings_json(self) -> dict[str, Any]:
         return {
@@ -85,7 +109,16 @@ class BenchConfig:
             "embed_threads": self.threads,
             "input_window": self.input_window,
             "tokenizer": self.tokenizer,
+            "load": {**asdict(self.load), "pg_url": _no_password(self.load.pg_url)},
         }
+
+
+def _no_password(url: str) -> str:
+    head, at, tail = url.rpartition("@")
+    if not at or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, user = head.partition("//")
+    return f"{scheme}//{user.split(':', 1)[0]}:***@{tail}"
 
 
 class VectorCache:

@@ -14,6 +14,7 @@ from typing import Any
 
 from worldbook.bench.classic_report import classic_md, classic_targets
 from worldbook.bench.hard_set_report import hard_set_markdown, hard_set_targets
+from worldbook.bench.load_report import load_md
 from worldbook.bench.plots import write_plots
 from worldbook.bench.xquad import LANGUAGES, summary
 
@@ -71,6 +72,7 @@ def assemble(run: dict[str, Any]) -> dict[str, Any]:
         _targets(out, default)
         + classic_targets(latency.get("classic"))
         + hard_set_targets(quality.get("hard_set"))
+        + list((run.get("load") or {}).get("targets") or [])
     )
     return out
 
@@ -191,7 +193,7 @@ def markdown(r: dict[str, Any]) -> str:
         lines += [*hard_set_markdown(hard), ""]
     lines += _latency_md(r)
     lines += _indexing_md(r)
-    lines += _load_md(r)
+    lines += load_md(r)
     for plot in r.get("plots", []):
         lines += [f"![{plot}]({plot})", ""]
     return "\n".join(lines) + "\n"
@@ -343,22 +345,3 @@ def _indexing_md(r: dict[str, Any]) -> list[str]:
         "",
     ]
     return [*lines, *_table(["path", "entries/s", "vs raw"], rows), ""]
-
-
-def _load_md(r: dict[str, Any]) -> list[str]:
-    load = r.get("load")
-    if not load:
-        return []
-    lat = load["latency_ms"]
-    lines = [
-        "## HTTP load (in-process uvicorn)",
-        "",
-        f"`POST /v1/select` on an indexed {load['entries']}-entry book, {load['clients']} client "
-        f"threads for {load['duration_s']:.0f} s, {load['messages_per_turn']} messages a turn "
-        "(the user's and the character's newest are new to the query cache, so each request "
-        "embeds about two messages). Multi-process load: `benchmarks/bench_load.py`.",
-        "",
-    ]
-    rows = [[str(load["requests"]), str(load["errors"]), _f(load["requests_per_s"], 1),
-             _f(lat["p50"], 1), _f(lat["p99"], 1)]]  # fmt: skip
-    return [*lines, *_table(["requests", "errors", "req/s", "p50 ms", "p99 ms"], rows), ""]

@@ -8,9 +8,9 @@ counts, per-entry per-via counts; inside one turn an entry counts once, first vi
 second whatever the turn rate. Writing after every turn cost the next turns their CPU on a busy
 core (the writer's transaction ran while they did; issue 7's turn-latency measurements).
 
-Measured in benchmarks/bench_load.py: writing in-line added a write transaction to every turn
-(+8 ms p50 on SQLite, +19 ms on PostgreSQL), and one transaction per turn in the background
-could not keep up with ~200 turns/s on 2 cores.
+Measured in benchmarks/bench_load.py (since folded into ``worldbook bench load``): writing
+in-line added a write transaction to every turn (+8 ms p50 on SQLite, +19 ms on PostgreSQL),
+and one transaction per turn in the background could not keep up with ~200 turns/s on 2 cores.
 
 Consequences, written down in docs/decisions.md:
 - counts are eventually consistent: a turn shows in the statistics once the thread wrote it,
