@@ -26,16 +26,15 @@ import gc
 import os
 import pstats
 import random
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from worldbook.adapters.store import open_store
+from worldbook.bench import edit_timing
 from worldbook.bench.classic_latency import SCAN_DEPTH, classic_drafts
-from worldbook.bench.common import machine, now_iso, versions, write_results
+from worldbook.bench.edit_timing import Samples
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.types import BookMode, ModelProfile
 from worldbook.ports import Store
@@ -123,9 +122,6 @@ def _keyed(draft: EntryDraft) -> EntryDraft:
     return EntryDraft(title=draft.title, lore=draft.lore, keys=[draft.title, *draft.aliases])
 
 
-Samples = dict[str, list[tuple[float, float]]]
-
-
 def run(entries: int, edits: int, profile: bool) -> Samples:
     samples: Samples = {v: [] for v in VARIANTS}
     with tempfile.TemporaryDirectory(prefix="wb-bench-classic-edit-") as tmp:
@@ -156,34 +152,6 @@ def run(entries: int, edits: int, profile: bool) -> Samples:
     return samples
 
 
-def _row(samples_s: list[tuple[float, float]], warm: dict[str, float]) -> dict[str, float]:
-    ms = sorted(wall * 1000 for wall, _ in samples_s)
-    cpu_p50 = statistics.median(cpu * 1000 for _, cpu in samples_s)
-    p50 = statistics.median(ms)
-    return {
-        "p50_ms": round(p50, 2),
-        "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2),
-        "max_ms": round(ms[-1], 2),
-        "ratio_to_warm_p50": round(p50 / warm.get("p50_ms", p50), 2),
-        "cpu_p50_ms": round(cpu_p50, 2),
-        "cpu_ratio_to_warm": round(cpu_p50 / warm.get("cpu_p50_ms", cpu_p50), 2),
-    }
-
-
-def _print(rows: dict[str, dict[str, float]], args: argparse.Namespace, load: float) -> None:
-    print(f"{args.entries} entries x 10 keys (classic), {args.edits} edits, SQLite")
-    print(f"load average at the end: {load:.1f} (the machine is shared)")
-    head = ("variant", "p50 ms", "p90 ms", "max ms", "x warm", "CPU p50", "x warm")
-    print(f"{head[0]:<14}" + "".join(f"{h:>9}" for h in head[1:]))
-    for name, row in rows.items():
-        cells = ("p50_ms", "p90_ms", "max_ms", "ratio_to_warm_p50", "cpu_p50_ms")
-        print(
-            f"{name:<14}"
-            + "".join(f"{row[c]:>9}" for c in cells)
-            + f"{row['cpu_ratio_to_warm']:>9}"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, default=2000)
@@ -193,24 +161,14 @@ def main() -> None:
     samples = run(args.entries, args.edits, args.profile)
     if args.profile:
         return
-    warm = _row(samples["warm"], {})
-    rows = {name: _row(samples[name], warm) for name in VARIANTS}
-    load = os.getloadavg()[0]
-    _print(rows, args, load)
-    target = rows["after edit"]["p50_ms"] <= 50
-    print(f"target (first turn after an edit <= 50 ms, p50): {'met' if target else 'NOT met'}")
-    report: dict[str, Any] = {
-        "benchmark": "bench_classic_edit",
-        "date": now_iso(),
-        "machine": machine(),
-        "versions": versions(),
-        "load_average": round(load, 2),
-        "parameters": {**vars(args), "store": "SQLite", "profile": "32k, cl100k_base"},
-        "results": rows,
-        "target_first_turn_after_edit_50ms_met": target,
-    }
-    write_results(RESULTS, report)
-    print(f"wrote {RESULTS}")
+    edit_timing.report(
+        "bench_classic_edit",
+        f"{args.entries} entries x 10 keys (classic), {args.edits} edits, SQLite",
+        edit_timing.rows(samples),
+        ("after edit",),
+        {**vars(args), "store": "SQLite", "profile": "32k, cl100k_base"},
+        RESULTS,
+    )
 
 
 if __name__ == "__main__":

@@ -30,20 +30,18 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import random
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.store import open_store
-from worldbook.bench.common import machine, now_iso, versions, write_results
+from worldbook.bench import edit_timing
+from worldbook.bench.edit_timing import Samples
 from worldbook.bench.latency import _indexed_book
 from worldbook.bench.synthetic import synthetic_drafts
 from worldbook.core.background import AFTER_THE_TURN_S
@@ -136,9 +134,6 @@ class Bench:
             gc.collect()
 
 
-Samples = dict[str, list[tuple[float, float]]]
-
-
 def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
     samples: Samples = {v: [] for v in VARIANTS}
     with tempfile.TemporaryDirectory(prefix="wb-bench-edit-") as tmp:
@@ -169,20 +164,6 @@ def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
     return samples
 
 
-def _row(samples_s: list[tuple[float, float]], warm: dict[str, float]) -> dict[str, float]:
-    ms = sorted(wall * 1000 for wall, _ in samples_s)
-    cpu_p50 = statistics.median(cpu * 1000 for _, cpu in samples_s)
-    p50 = statistics.median(ms)
-    return {
-        "p50_ms": round(p50, 2),
-        "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2),
-        "max_ms": round(ms[-1], 2),
-        "ratio_to_warm_p50": round(p50 / warm.get("p50_ms", p50), 2),
-        "cpu_p50_ms": round(cpu_p50, 2),
-        "cpu_ratio_to_warm": round(cpu_p50 / warm.get("cpu_p50_ms", cpu_p50), 2),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, default=2000)
@@ -196,32 +177,14 @@ def main() -> None:
 
         embedder = load_embedder(args.embedder, threads=1)
     samples = run(args.entries, args.aliases, args.edits, embedder)
-    warm = _row(samples["warm"], {})
-    rows = {name: _row(samples[name], warm) for name in VARIANTS}
-    print(f"{args.entries} entries x {args.aliases} aliases, {args.edits} edits, SQLite")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} (the machine is shared)")
-    head = ("variant", "p50 ms", "p90 ms", "max ms", "x warm", "CPU p50", "x warm")
-    print(f"{head[0]:<27}" + "".join(f"{h:>9}" for h in head[1:]))
-    for name, row in rows.items():
-        cells = ("p50_ms", "p90_ms", "max_ms", "ratio_to_warm_p50", "cpu_p50_ms")
-        print(
-            f"{name:<27}"
-            + "".join(f"{row[c]:>9}" for c in cells)
-            + f"{row['cpu_ratio_to_warm']:>9}"
-        )
-    target = all(rows[v]["p50_ms"] <= 50 for v in VARIANTS[1:5])
-    print(f"target (first turn after an edit <= 50 ms, p50): {'met' if target else 'NOT met'}")
-    report: dict[str, Any] = {
-        "benchmark": "bench_edit",
-        "date": now_iso(),
-        "machine": machine(),
-        "versions": versions(),
-        "parameters": {**vars(args), "store": "SQLite", "profile": "32k, cl100k_base"},
-        "results": rows,
-        "target_first_turn_after_edit_50ms_met": target,
-    }
-    write_results(RESULTS, report)
-    print(f"wrote {RESULTS}")
+    edit_timing.report(
+        "bench_edit",
+        f"{args.entries} entries x {args.aliases} aliases, {args.edits} edits, SQLite",
+        edit_timing.rows(samples),
+        VARIANTS[1:5],
+        {**vars(args), "store": "SQLite", "profile": "32k, cl100k_base"},
+        RESULTS,
+    )
 
 
 if __name__ == "__main__":
