@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import os
 import pstats
 import random
@@ -36,35 +35,19 @@ from worldbook.bench import edit_timing
 from worldbook.bench.classic_latency import SCAN_DEPTH, classic_drafts
 from worldbook.bench.edit_timing import Samples
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.types import BookMode, ModelProfile
-from worldbook.ports import Store
+from worldbook.core.types import BookMode
 from worldbook.service import library
-from worldbook.service.cast import BookSource
-from worldbook.service.components import Components
-from worldbook.service.turns import preview
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "classic_edit.json"
-PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
 VARIANTS = ("warm", "after edit", "cold")
 BOOK_SETTINGS = {"scan_depth": SCAN_DEPTH, "recursive_scanning": True, "token_budget": 2000}
 
 
-class Bench:
-    """One served process over one stored classic book, and the moves the rounds time."""
-
-    def __init__(self, settings: WorldbookSettings, store: Store) -> None:
-        self.settings, self.store = settings, store
-        self.parts = self._components()
-        self.rng = random.Random(7)
-        self.profiler: cProfile.Profile | None = None
-
-    def _components(self) -> Components:
-        return Components(
-            self.settings, store=self.store, embedder=HashingEmbedder(), start_queue=False
-        )
+class Bench(edit_timing.ServedBook):
+    """A classic book; each turn names one of its keys."""
 
     def build(self, entries: int) -> None:
         drafts = [_keyed(d) for d in classic_drafts(random.Random(entries), entries)]
@@ -77,44 +60,9 @@ class Bench:
         self.keys = [k for d in drafts for k in d.keys]
         self.turn(self.parts)  # the book's first turn builds every cache once
 
-    def turn(self, parts: Components, profiled: bool = False) -> tuple[float, float]:
-        """Seconds for one turn with a new message naming one key: wall time, and the CPU
-        time of the turn's thread (what the turn itself computed)."""
+    def message(self) -> str:
         key = self.rng.choice(self.keys)
-        message = f"We ride on toward {key} and the {self.rng.randrange(10**9)} hills."
-        profiler = self.profiler if profiled else None
-        started, cpu = time.perf_counter(), time.thread_time()
-        if profiler is not None:
-            profiler.enable()
-        preview(
-            parts.services,
-            user_id="bench",
-            source=BookSource(book_ids=(self.book_id,)),
-            message=message,
-            profile=PROFILE,
-        )
-        if profiler is not None:
-            profiler.disable()
-        return time.perf_counter() - started, time.thread_time() - cpu
-
-    def edit(self) -> None:
-        entry_id = self.rng.choice(self.entry_ids)
-        entry = self.store.get_entry(entry_id)
-        keys = [*entry.keys[:-1], f"Newname{self.rng.randrange(10**6)}"]
-        changes = {"lore": entry.lore + " The ford is closed.", "keys": keys}
-        library.update_entry(self.parts.services, "bench", entry_id, changes)
-
-    def cold(self) -> tuple[float, float]:
-        fresh = self._components()
-        try:
-            return self.turn(fresh)
-        finally:
-            fresh.close()
-            # The fresh process's million objects are garbage now: collect them here, so the
-            # pause lands on no timed turn of another variant (a served process has no such
-            # second process to drop; its own collections hit every variant alike).
-            del fresh
-            gc.collect()
+        return f"We ride on toward {key} and the {self.rng.randrange(10**9)} hills."
 
 
 def _keyed(draft: EntryDraft) -> EntryDraft:
@@ -127,7 +75,7 @@ def run(entries: int, edits: int, profile: bool) -> Samples:
     with tempfile.TemporaryDirectory(prefix="wb-bench-classic-edit-") as tmp:
         settings = WorldbookSettings(data_dir=Path(tmp), embedder="fake", broker_url=None)
         store = open_store(f"sqlite:///{Path(tmp) / 'classic_edit.db'}")
-        bench = Bench(settings, store)
+        bench = Bench(settings, store, HashingEmbedder())
         if profile:
             bench.profiler = cProfile.Profile(time.thread_time)
         try:
@@ -140,7 +88,7 @@ def run(entries: int, edits: int, profile: bool) -> Samples:
                 for name, step in steps.items():
                     if not profile:
                         samples[name].append(step())
-                bench.edit()
+                bench.edit("keys")
                 samples["after edit"].append(bench.turn(bench.parts, profiled=profile))
         finally:
             bench.parts.close()

@@ -29,7 +29,6 @@ per variant with the ratio to ``warm`` and writes ``benchmarks/results/edit.json
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import tempfile
 import time
@@ -45,18 +44,12 @@ from worldbook.bench.edit_timing import Samples
 from worldbook.bench.latency import _indexed_book
 from worldbook.bench.synthetic import synthetic_drafts
 from worldbook.core.background import AFTER_THE_TURN_S
-from worldbook.core.types import ModelProfile
-from worldbook.ports import Embedder, Store
-from worldbook.service import library
-from worldbook.service.cast import BookSource
-from worldbook.service.components import Components
-from worldbook.service.turns import preview
+from worldbook.ports import Embedder
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "edit.json"
-PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
 VARIANTS = (
     "warm",
     "after lore edit",
@@ -67,18 +60,8 @@ VARIANTS = (
 )
 
 
-class Bench:
-    """One served process over one stored book, and the moves the rounds time."""
-
-    def __init__(self, settings: WorldbookSettings, store: Store, embedder: Embedder) -> None:
-        self.settings, self.store, self.embedder = settings, store, embedder
-        self.parts = self._components()
-        self.rng = random.Random(7)
-
-    def _components(self) -> Components:
-        return Components(
-            self.settings, store=self.store, embedder=self.embedder, start_queue=False
-        )
+class Bench(edit_timing.ServedBook):
+    """A world book with a vector per entry; turns name no entry in particular."""
 
     def build(self, entries: int, aliases: int) -> None:
         drafts = synthetic_drafts(random.Random(entries), entries, aliases)
@@ -86,28 +69,8 @@ class Bench:
         self.entry_ids = [e.id for e in self.store.list_entries(self.book_id)]
         self.turn(self.parts)  # the book's first turn builds every cache once
 
-    def turn(self, parts: Components) -> tuple[float, float]:
-        """Seconds for one turn with a new message that names no entry in particular: wall
-        time, and the CPU time of the turn's thread (what the turn itself computed, apart from
-        waiting for the GIL or for a core on a shared machine)."""
-        message = f"We ride on toward the {self.rng.randrange(10**9)} hills at dawn."
-        started, cpu = time.perf_counter(), time.thread_time()
-        preview(
-            parts.services,
-            user_id="bench",
-            source=BookSource(book_ids=(self.book_id,)),
-            message=message,
-            profile=PROFILE,
-        )
-        return time.perf_counter() - started, time.thread_time() - cpu
-
-    def edit(self) -> str:
-        entry_id = self.rng.choice(self.entry_ids)
-        entry = self.store.get_entry(entry_id)
-        aliases = [*entry.aliases[:-1], f"Newname{self.rng.randrange(10**6)}"]
-        changes = {"lore": entry.lore + " The ford is closed.", "aliases": aliases}
-        library.update_entry(self.parts.services, "bench", entry_id, changes)
-        return entry_id
+    def message(self) -> str:
+        return f"We ride on toward the {self.rng.randrange(10**9)} hills at dawn."
 
     def reembed(self, entry_id: str) -> None:
         services = self.parts.services
@@ -122,16 +85,6 @@ class Bench:
         services.matcher_cache.wait_idle(60)
         if isinstance(services.vector_index, FaissIndex):
             services.vector_index.wait_idle(60)
-
-    def cold(self) -> tuple[float, float]:
-        fresh = self._components()
-        try:
-            return self.turn(fresh)
-        finally:
-            fresh.close()
-            # Off the clock: the cold process's garbage would otherwise be collected during
-            # whichever timed turn comes next.
-            gc.collect()
 
 
 def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
@@ -149,7 +102,7 @@ def run(entries: int, aliases: int, edits: int, embedder: Embedder) -> Samples:
             for _ in range(edits):
                 for name, step in steps.items():
                     samples[name].append(step())
-                edited = bench.edit()
+                edited = bench.edit("aliases")
                 samples["after lore edit"].append(bench.turn(bench.parts))
                 time.sleep(AFTER_THE_TURN_S + 0.05)  # the full automaton is being built now
                 samples["during the rebuild"].append(bench.turn(bench.parts))

@@ -1,22 +1,100 @@
 """What the two "first turn after an edit" benchmarks share (``benchmarks/bench_edit.py`` for
-world books, ``benchmarks/bench_classic_edit.py`` for classic books): each variant's samples
-are (wall seconds, turn-thread CPU seconds); rows of p50/p90/max with the ratio to the warm turn,
-a printed table, and the results file with machine, versions, date and load average."""
+world books, ``benchmarks/bench_classic_edit.py`` for classic books): one served process over a
+stored book and the moves they time (:class:`ServedBook`); each variant's samples are (wall
+seconds, turn-thread CPU seconds); rows of p50/p90/max with the ratio to the warm turn, a
+printed table, and the results file with machine, versions, date and load average."""
 
 from __future__ import annotations
 
+import cProfile
+import gc
 import os
+import random
 import statistics
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from worldbook.bench.common import machine, now_iso, versions, write_results
+from worldbook.core.types import ModelProfile
+from worldbook.ports import Embedder, Store
+from worldbook.service import library
+from worldbook.service.cast import BookSource
+from worldbook.service.components import Components
+from worldbook.service.turns import preview
+from worldbook.settings import WorldbookSettings
 
 Samples = dict[str, list[tuple[float, float]]]
 """Per variant, one (wall seconds, CPU seconds of the turn's thread) pair per turn."""
 
 TARGET_MS = 50.0  # issue 13: the first turn after an edit, p50
+PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
+
+
+class ServedBook:
+    """One served process (``Components``, as ``worldbook serve`` wires it) over a stored book,
+    and the moves a round times. A subclass stores the book (``book_id``, ``entry_ids``) and
+    says what a turn's message is."""
+
+    def __init__(self, settings: WorldbookSettings, store: Store, embedder: Embedder) -> None:
+        self.settings, self.store, self.embedder = settings, store, embedder
+        self.parts = self.components()
+        self.rng = random.Random(7)
+        self.profiler: cProfile.Profile | None = None
+        self.book_id = ""
+        self.entry_ids: list[str] = []
+
+    def components(self) -> Components:
+        return Components(
+            self.settings, store=self.store, embedder=self.embedder, start_queue=False
+        )
+
+    def message(self) -> str:
+        """A new message for the next turn."""
+        raise NotImplementedError
+
+    def turn(self, parts: Components, profiled: bool = False) -> tuple[float, float]:
+        """Seconds for one turn with a new message: wall time, and the CPU time of the turn's
+        thread (what the turn itself computed, apart from waiting for the GIL or for a core on
+        a shared machine)."""
+        message = self.message()
+        profiler = self.profiler if profiled else None
+        started, cpu = time.perf_counter(), time.thread_time()
+        if profiler is not None:
+            profiler.enable()
+        preview(
+            parts.services,
+            user_id="bench",
+            source=BookSource(book_ids=(self.book_id,)),
+            message=message,
+            profile=PROFILE,
+        )
+        if profiler is not None:
+            profiler.disable()
+        return time.perf_counter() - started, time.thread_time() - cpu
+
+    def edit(self, names: str) -> str:
+        """Change one entry's lore and the last of its ``names`` (aliases or keys) through the
+        service; the entry's id."""
+        entry_id = self.rng.choice(self.entry_ids)
+        entry = self.store.get_entry(entry_id)
+        renamed = [*getattr(entry, names)[:-1], f"Newname{self.rng.randrange(10**6)}"]
+        changes = {"lore": entry.lore + " The ford is closed.", names: renamed}
+        library.update_entry(self.parts.services, "bench", entry_id, changes)
+        return entry_id
+
+    def cold(self) -> tuple[float, float]:
+        """The first turn of a process that has never seen the book."""
+        fresh = self.components()
+        try:
+            return self.turn(fresh)
+        finally:
+            fresh.close()
+            # The fresh process's objects are garbage now: collect them off the clock, or the
+            # pause lands on whichever timed turn of another variant comes next.
+            del fresh
+            gc.collect()
 
 
 def row(samples_s: list[tuple[float, float]], warm: Mapping[str, float]) -> dict[str, float]:
