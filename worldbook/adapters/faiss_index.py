@@ -46,8 +46,6 @@ from worldbook.core.types import SemanticHit
 from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
 from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
 
-Loader = VectorLoader
-
 LanguageSource = Callable[[str], Mapping[str, str]]
 """``languages(book_id) -> {entry_id: language}``: the language of each entry's text (used to
 centre rows per language; an entry missing from the map counts as one unknown language)."""
@@ -83,7 +81,7 @@ class FaissIndex:
 
     def __init__(
         self,
-        loader: Loader,
+        loader: VectorLoader,
         *,
         max_books: int = 1000,
         max_bytes: int = 1 << 30,

@@ -129,7 +129,7 @@ class LoreBookCache:
         self, book: BookRecord, counter: TokenCounter, indexed: IndexedEntries, base: _Base
     ) -> _Base:
         self.incremental_builds += 1
-        if book.version == int(base.book.version):
+        if str(book.version) == base.book.version:
             # Only vectors changed (every entry change bumps the book version): the entries
             # are the ones built; only their indexed flags may differ.
             flagged = tuple(_flagged(e, indexed, base.hashes[e.id]) for e in base.book.entries)

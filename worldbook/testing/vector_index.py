@@ -14,8 +14,6 @@ from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_
 from worldbook.core.types import SemanticHit
 from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
 
-Loader = VectorLoader
-
 
 class BruteForceIndex:
     """Scores every stored row against every query with a matrix product (no caching).
@@ -25,7 +23,7 @@ class BruteForceIndex:
 
     def __init__(
         self,
-        loader: Loader,
+        loader: VectorLoader,
         *,
         combination: QueryCombination = DEFAULT_COMBINATION,
         correction: LanguageCorrection | None = None,
