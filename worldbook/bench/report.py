@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from worldbook.bench.classic_report import classic_md, classic_targets
+from worldbook.bench.common import cell
 from worldbook.bench.hard_set_report import hard_set_markdown, hard_set_targets
 from worldbook.bench.load_report import load_md
 from worldbook.bench.plots import write_plots
@@ -153,14 +154,6 @@ def write_results(run: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     return clean
 
 
-def _f(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(r) + " |" for r in rows]
@@ -182,7 +175,7 @@ def markdown(r: dict[str, Any]) -> str:
         lines += ["## Targets", ""]
         lines += _table(
             ["target", "measured", "goal", "met"],
-            [[t["target"], _f(t["value"], 3), t["goal"], "yes" if t["met"] else "**no**"]
+            [[t["target"], cell(t["value"], 3), t["goal"], "yes" if t["met"] else "**no**"]
              for t in r["targets"]],
         )  # fmt: skip
         lines.append("")
@@ -220,7 +213,7 @@ def _xquad_md(r: dict[str, Any]) -> list[str]:
         for method, table in xq.items():
             values = [table[lang][metric] for lang in LANGUAGES]
             mean = sum(values[1:]) / len(values[1:])
-            rows.append([f"`{method}`", *[_f(v) for v in values], _f(mean, 3)])
+            rows.append([f"`{method}`", *[cell(v) for v in values], cell(mean, 3)])
         lines += [f"**{metric.upper()}**", ""]
         lines += _table(["method", *LANGUAGES, "mean 11 non-en"], rows)
         lines.append("")
@@ -265,13 +258,19 @@ def _lore_md(r: dict[str, Any]) -> list[str]:
             "",
         ]
     rows = [
-        [f"`{m}`", _f(s["full"]), _f(s["index"]), _f(s["missing"]), _f(s["tokens_per_turn"], 0)]
+        [
+            f"`{m}`",
+            cell(s["full"]),
+            cell(s["index"]),
+            cell(s["missing"]),
+            cell(s["tokens_per_turn"], 0),
+        ]
         for m, s in lore["methods"].items()
     ]
     lines += _table(["method", "in full", "index only", "not at all", "tokens/turn"], rows)
     langs = lore["languages"]
     rows = [
-        [f"`{m}`", *[_f(s["per_language"].get(lg, {}).get("full")) for lg in langs]]
+        [f"`{m}`", *[cell(s["per_language"].get(lg, {}).get("full")) for lg in langs]]
         for m, s in lore["methods"].items()
     ]
     lines += ["", "In full, per language:", ""]
@@ -306,10 +305,11 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
         cached, base = b.get("turn_cached_messages_ms"), b.get("embed_baseline_ms")
         ratio = scan["p50"] / sel["p50"] if sel["p50"] else float("nan")
         rows.append([
-            n, str(b["keys"]), _f(sel["p50"], 3), _f(sel["p99"], 3), _f(scan["p50"], 1),
-            _f(scan["p99"], 1), f"{ratio:.1f}×", _f(turn and turn["p50"], 1),
-            _f(turn and turn["p99"], 1), _f(cached and cached["p50"], 1), _f(emb and emb["p50"], 1),
-            _f(base and base["p50"], 1), _f(b["matcher_build_ms"], 0),
+            n, str(b["keys"]), cell(sel["p50"], 3), cell(sel["p99"], 3), cell(scan["p50"], 1),
+            cell(scan["p99"], 1), f"{ratio:.1f}×", cell(turn and turn["p50"], 1),
+            cell(turn and turn["p99"], 1), cell(cached and cached["p50"], 1),
+            cell(emb and emb["p50"], 1),
+            cell(base and base["p50"], 1), cell(b["matcher_build_ms"], 0),
         ])  # fmt: skip
     lines += _table(
         ["entries", "keys", "select p50", "select p99", "scan p50", "scan p99", "scan/select",
@@ -322,9 +322,9 @@ def _latency_md(r: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Pool of {pool['books']} books × {pool['entries_per_book']} entries, a random "
-            f"book per turn: select p50 {_f(pool['selection_ms']['p50'], 3)} ms, p99 "
-            f"{_f(pool['selection_ms']['p99'], 3)} ms on later visits; first visit (builds "
-            f"the book's matcher) p50 {_f(pool['selection_first_visit_ms']['p50'], 2)} ms.",
+            f"book per turn: select p50 {cell(pool['selection_ms']['p50'], 3)} ms, p99 "
+            f"{cell(pool['selection_ms']['p99'], 3)} ms on later visits; first visit (builds "
+            f"the book's matcher) p50 {cell(pool['selection_first_visit_ms']['p50'], 2)} ms.",
         ]
     lines += classic_md(lat.get("classic"))
     return [*lines, "", "All times in ms.", ""]
@@ -334,8 +334,8 @@ def _indexing_md(r: dict[str, Any]) -> list[str]:
     ix = r.get("indexing")
     if not ix:
         return []
-    rows = [["raw embedder (2 threads)", _f(ix["raw"], 2), "1.00"]]
-    rows += [[k, _f(v, 2), _f(ix["vs_raw"][k], 2)] for k, v in ix["rows"].items()]
+    rows = [["raw embedder (2 threads)", cell(ix["raw"], 2), "1.00"]]
+    rows += [[k, cell(v, 2), cell(ix["vs_raw"][k], 2)] for k, v in ix["rows"].items()]
     lines = [
         "## Indexing throughput",
         "",
