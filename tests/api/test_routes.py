@@ -244,6 +244,7 @@ def test_prewarm_caches_the_reply(client: TestClient, alice: H, parts: Component
     before = parts.services.query_embeddings.stats().size
     response = client.post("/v1/prewarm", json={"texts": ["The reply.", "  "]}, headers=alice)
     assert response.status_code == 202 and response.json() == {"accepted": 1}
+    assert parts.services.prewarm.wait_idle(timeout=30)  # embedded off the request path
     assert parts.services.query_embeddings.stats().size == before + 1
 
 

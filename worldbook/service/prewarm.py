@@ -39,6 +39,7 @@ class PrewarmQueue:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._in_flight = 0  # texts taken by the worker and not yet embedded
         self.shed = 0  # texts refused because the queue was full
 
     def submit(self, texts: Sequence[str]) -> None:
@@ -65,6 +66,13 @@ class PrewarmQueue:
         with self._cond:
             return len(self._waiting)
 
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until nothing waits or is being embedded; False if ``timeout`` ran out."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: not self._waiting and not self._in_flight, timeout=timeout
+            )
+
     def close(self, timeout: float | None = 5.0) -> None:
         """Drop what waits and stop the thread (after the batch in flight)."""
         with self._cond:
@@ -84,7 +92,12 @@ class PrewarmQueue:
                 batch = [
                     self._waiting.popleft() for _ in range(min(self._batch, len(self._waiting)))
                 ]
+                self._in_flight = len(batch)
             try:
                 self._embed(batch)
             except WorldbookError as exc:  # a warm-up that failed costs the next turn only
                 logger.warning("prewarm of %d texts failed: %s", len(batch), exc)
+            finally:
+                with self._cond:
+                    self._in_flight = 0
+                    self._cond.notify_all()
