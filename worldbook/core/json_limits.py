@@ -1,7 +1,6 @@
-"""Clean text, and bounds for JSON objects kept verbatim (``settings``, ``extensions``):
-depth, size, finite numbers and clean text — so whatever is stored can always be returned
-(issue 15: a 256-deep object once saved, then failed every read of the book and of the public
-library)."""
+"""Bounds for JSON objects kept verbatim (``settings``, ``extensions``): depth, size, finite
+numbers and clean text — so whatever is stored can always be returned (issue 15: a 256-deep
+object once saved, then failed every read of the book and of the public library)."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ import json
 import math
 from collections.abc import Mapping
 
+from worldbook.core.limit_table import check_clean_text, check_count
 from worldbook.errors import InvalidInput, LimitExceeded
 
 
@@ -49,29 +49,11 @@ def check_json_value(value: object, *, field: str, depth_max: int, bytes_max: in
         size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{field} must be plain JSON ({exc}).", field=field) from exc
-    if size > bytes_max:
-        raise LimitExceeded(
-            limit="JSON object size",
-            allowed=f"at most {_n(bytes_max)} bytes",
-            actual=f"{_n(size)} bytes",
-            field=field,
-            hint="Keep large data outside worldbook.",
-        )
-
-
-def check_clean_text(value: str, *, field: str) -> None:
-    """Reject NUL characters and lone surrogates (text that is not valid UTF-8)."""
-    if "\x00" in value:
-        raise InvalidInput(f"{field} contains a NUL character; remove it.", field=field)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(
-            f"{field} is not valid UTF-8 text (lone surrogate at position {exc.start}); "
-            "re-encode the source as UTF-8.",
-            field=field,
-        ) from exc
-
-
-def _n(value: int) -> str:
-    return f"{value:,}"
+    check_count(
+        size,
+        limit="JSON object size",
+        allowed_max=bytes_max,
+        field=field,
+        unit="bytes",
+        hint="Keep large data outside worldbook.",
+    )

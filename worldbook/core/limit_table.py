@@ -1,4 +1,5 @@
-"""The DESIGN §6 limit table and the generic checks built on it: text, counts, one turn's chat.
+"""The DESIGN §6 limit table and the generic checks built on it: clean text, text, counts (the
+one way a count over or under its limit is worded), one turn's chat.
 
 :mod:`worldbook.core.limits` re-exports all of this (callers import that module); the draft
 validators (books, entries, tags, settings) live there.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from worldbook.core.json_limits import check_clean_text
 from worldbook.errors import InvalidInput, LimitExceeded
 
 
@@ -70,6 +70,20 @@ def fmt_count(value: int) -> str:
     return f"{value:,}"
 
 
+def check_clean_text(value: str, *, field: str) -> None:
+    """Reject NUL characters and lone surrogates (text that is not valid UTF-8)."""
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL character; remove it.", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} is not valid UTF-8 text (lone surrogate at position {exc.start}); "
+            "re-encode the source as UTF-8.",
+            field=field,
+        ) from exc
+
+
 def check_text(
     value: object,
     *,
@@ -106,15 +120,34 @@ def check_text(
     return value
 
 
-def check_count(count: int, *, limit: str, allowed_max: int, field: str, unit: str) -> None:
-    """Reject more than ``allowed_max`` items."""
-    if count > allowed_max:
-        raise LimitExceeded(
-            limit=limit,
-            allowed=f"at most {fmt_count(allowed_max)} {unit}",
-            actual=f"{fmt_count(count)} {unit}",
-            field=field,
-        )
+def check_count(
+    count: int,
+    *,
+    limit: str,
+    field: str,
+    unit: str,
+    allowed_max: int | None = None,
+    allowed_min: int = 0,
+    scope: str = "",
+    detail: str = "",
+    hint: str = "",
+) -> None:
+    """Reject more than ``allowed_max`` or fewer than ``allowed_min`` items, naming the bound
+    broken: "{limit} must be at most {allowed_max} {unit}{scope}; got {count} {unit}{detail}."
+    (``scope`` says what is counted, ``detail`` adds to the count sent)."""
+    if allowed_max is not None and count > allowed_max:
+        bound = f"at most {fmt_count(allowed_max)}"
+    elif count < allowed_min:
+        bound = f"at least {fmt_count(allowed_min)}"
+    else:
+        return
+    raise LimitExceeded(
+        limit=limit,
+        allowed=f"{bound} {unit}{scope}",
+        actual=f"{fmt_count(count)} {unit}{detail}",
+        field=field,
+        hint=hint,
+    )
 
 
 def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:
@@ -123,14 +156,15 @@ def check_message(text: str, *, field: str = "message", limits: Limits = LIMITS)
 
 def check_turn_text(total: int, *, field: str = "messages", limits: Limits = LIMITS) -> None:
     """The characters of all a turn's messages together."""
-    if total > limits.turn_text_max:
-        raise LimitExceeded(
-            limit="text per turn",
-            allowed=f"at most {fmt_count(limits.turn_text_max)} characters over all messages",
-            actual=f"{fmt_count(total)} characters",
-            field=field,
-            hint="Send only the recent messages; the selection reads the last few.",
-        )
+    check_count(
+        total,
+        limit="text per turn",
+        allowed_max=limits.turn_text_max,
+        scope=" over all messages",
+        field=field,
+        unit="characters",
+        hint="Send only the recent messages; the selection reads the last few.",
+    )
 
 
 def check_preview_message(text: str, *, field: str = "message", limits: Limits = LIMITS) -> None:

@@ -13,14 +13,15 @@ The table itself, the generic text and count checks and the per-turn checks live
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.json_limits import check_clean_text, check_json_value
+from worldbook.core.json_limits import check_json_value
 from worldbook.core.limit_table import (
     INT32_MAX,
     LIMITS,
     Limits,
+    check_clean_text,
     check_count,
     check_message,
     check_preview_message,
@@ -133,20 +134,36 @@ def validate_book_settings(
             raise InvalidInput(f"{where} must be true or false.", field=where)
 
 
+class _Text(NamedTuple):
+    """One text field of a draft and its DESIGN §6 limit (see :func:`check_text`)."""
+
+    name: str
+    limit: str
+    max_len: int
+    min_len: int = 0
+    blank_ok: bool = True
+
+
+def _check_texts(draft: BookDraft | EntryDraft, field: str, *texts: _Text) -> None:
+    """The draft's text fields, in the order given, each reported as ``{field}.{name}``."""
+    for text in texts:
+        check_text(
+            getattr(draft, text.name),
+            field=f"{field}.{text.name}",
+            limit=text.limit,
+            max_len=text.max_len,
+            min_len=text.min_len,
+            blank_ok=text.blank_ok,
+        )
+
+
 def validate_book_draft(draft: BookDraft, *, field: str = "book", limits: Limits = LIMITS) -> None:
     """Check a book's own fields (entries are checked separately, in batches)."""
-    check_text(
-        draft.title,
-        field=f"{field}.title",
-        limit="book title",
-        max_len=limits.book_title_max,
-        blank_ok=False,
-    )
-    check_text(
-        draft.description,
-        field=f"{field}.description",
-        limit="book description",
-        max_len=limits.book_description_max,
+    _check_texts(
+        draft,
+        field,
+        _Text("title", "book title", limits.book_title_max, blank_ok=False),
+        _Text("description", "book description", limits.book_description_max),
     )
     validate_tags(draft.tags, field=f"{field}.tags", limits=limits)
     if draft.visibility not in tuple(Visibility):
@@ -170,22 +187,14 @@ def validate_entry_draft(
     limits: Limits = LIMITS,
 ) -> None:
     """Check one entry draft; ``mode`` decides the lore minimum (classic books accept 1)."""
-    check_text(
-        draft.title,
-        field=f"{field}.title",
-        limit="entry title",
-        min_len=limits.entry_title_min,
-        max_len=limits.entry_title_max,
-        blank_ok=False,
-    )
     lore_min = limits.classic_lore_min if mode == BookMode.CLASSIC else limits.lore_min
-    check_text(
-        draft.lore,
-        field=f"{field}.lore",
-        limit="entry lore",
-        min_len=lore_min,
-        max_len=limits.lore_max,
-        blank_ok=False,
+    _check_texts(
+        draft,
+        field,
+        _Text(
+            "title", "entry title", limits.entry_title_max, limits.entry_title_min, blank_ok=False
+        ),
+        _Text("lore", "entry lore", limits.lore_max, lore_min, blank_ok=False),
     )
     _check_str_list(
         draft.aliases,
@@ -196,9 +205,7 @@ def validate_entry_draft(
         max_len=limits.alias_max,
         unit="aliases",
     )
-    check_text(
-        draft.comment, field=f"{field}.comment", limit="entry comment", max_len=limits.lore_max
-    )
+    _check_texts(draft, field, _Text("comment", "entry comment", limits.lore_max))
     _check_classic_fields(draft, field=field, limits=limits)
     check_json_text(draft.extensions, field=f"{field}.extensions", limits=limits)
 
@@ -256,15 +263,15 @@ def check_entries_per_book(
     current: int, adding: int, *, field: str = "entries", limits: Limits = LIMITS
 ) -> None:
     """Reject a write that would take a book past the entries-per-book limit."""
-    total = current + adding
-    if total > limits.entries_per_book:
-        raise LimitExceeded(
-            limit="entries per book",
-            allowed=f"at most {fmt_count(limits.entries_per_book)} entries",
-            actual=f"{fmt_count(total)} entries ({fmt_count(current)} already in the book)",
-            field=field,
-            hint="Split the lore over several books.",
-        )
+    check_count(
+        current + adding,
+        limit="entries per book",
+        allowed_max=limits.entries_per_book,
+        detail=f" ({fmt_count(current)} already in the book)",
+        field=field,
+        unit="entries",
+        hint="Split the lore over several books.",
+    )
 
 
 def check_world_mode_lore(
@@ -293,14 +300,14 @@ def check_world_mode_lore(
 
 def check_publish(entry_count: int, *, field: str = "visibility", limits: Limits = LIMITS) -> None:
     """A public book needs at least ``publish_min_entries`` entries."""
-    if entry_count < limits.publish_min_entries:
-        raise LimitExceeded(
-            limit="entries required to publish",
-            allowed=f"at least {fmt_count(limits.publish_min_entries)} entries",
-            actual=f"{fmt_count(entry_count)} entries",
-            field=field,
-            hint="Add entries or keep the book private or unlisted.",
-        )
+    check_count(
+        entry_count,
+        limit="entries required to publish",
+        allowed_min=limits.publish_min_entries,
+        field=field,
+        unit="entries",
+        hint="Add entries or keep the book private or unlisted.",
+    )
 
 
 def check_bulk(count: int, *, field: str = "ids", limits: Limits = LIMITS) -> None:

@@ -3,6 +3,8 @@ the per-turn budget, then the world index, then lines for entries the injected l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from worldbook.core.gist import index_line
 from worldbook.core.matching import MatcherCache, match_form
 from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
@@ -52,23 +54,15 @@ def large_books_lore(
     return budget - step.remaining
 
 
+@dataclass(slots=True)
 class _Budget:
     """What is left of the per-turn budget, with what every step needs to spend it."""
 
-    def __init__(
-        self,
-        remaining: int,
-        rules: SelectionRules,
-        tokenizer: Tokenizer,
-        cache: MatcherCache,
-        draft: SelectionDraft,
-    ) -> None:
-        self.remaining = remaining
-        self.budget = remaining
-        self.rules = rules
-        self.tokenizer = tokenizer
-        self.cache = cache
-        self.draft = draft
+    remaining: int
+    rules: SelectionRules
+    tokenizer: Tokenizer
+    cache: MatcherCache
+    draft: SelectionDraft
 
     def cut(self, cand: Candidate, cap: int) -> Cut:
         return _cut(cand.book, cand.entry, cap, self.tokenizer, self.draft.tokenizer_id, self.cache)

@@ -75,6 +75,16 @@ def lookup_tool() -> JSONDict:
     return tool
 
 
+def anthropic_tool(tool: JSONDict) -> JSONDict:
+    """A neutral tool definition as the Anthropic Messages API takes it (``parameters`` is
+    its ``input_schema``); for the prompt's tools and for an LLM request's alike."""
+    return {
+        "name": tool["name"],
+        "description": tool["description"],
+        "input_schema": tool["parameters"],
+    }
+
+
 def _label(character: str | None, group_chat: bool) -> str:
     return f" [From {character}'s world]" if group_chat and character else ""
 
@@ -148,14 +158,7 @@ class RenderedPrompt:
         if spoken:
             body["messages"] = spoken
         if self.supports_tools:
-            body["tools"] = [
-                {
-                    "name": t["name"],
-                    "description": t["description"],
-                    "input_schema": t["parameters"],
-                }
-                for t in self.tools
-            ]
+            body["tools"] = [anthropic_tool(t) for t in self.tools]
         return body
 
 

@@ -4,8 +4,33 @@ no I/O of its own, so the benchmarks can use it without loading the adapters).""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Generic, TypeVar, cast, overload
 
 from worldbook.ports import Embedder, Vectors
+
+T = TypeVar("T")
+
+
+class _Inner(Generic[T]):
+    """A read-only attribute that is always the inner embedder's attribute of the same name
+    (one mechanism instead of a property per attribute of the Embedder port)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, wrapper: None, owner: type) -> _Inner[T]: ...
+
+    @overload
+    def __get__(self, wrapper: EmbedderWrapper, owner: type) -> T: ...
+
+    def __get__(self, wrapper: EmbedderWrapper | None, owner: type) -> _Inner[T] | T:
+        if wrapper is None:
+            return self
+        return cast(T, getattr(wrapper._inner, self._name))
+
+    def __set__(self, wrapper: EmbedderWrapper, value: T) -> None:
+        raise AttributeError(f"{self._name} is the inner embedder's; it cannot be set")
 
 
 class EmbedderWrapper:
@@ -15,24 +40,13 @@ class EmbedderWrapper:
     change; the model's identity and size always stay the inner embedder's.
     """
 
+    model_id: _Inner[str] = _Inner()
+    dim: _Inner[int] = _Inner()
+    max_passage_chars: _Inner[int] = _Inner()
+    loaded: _Inner[bool] = _Inner()
+
     def __init__(self, inner: Embedder) -> None:
         self._inner = inner
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    @property
-    def max_passage_chars(self) -> int:
-        return self._inner.max_passage_chars
-
-    @property
-    def loaded(self) -> bool:
-        return self._inner.loaded
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._inner.embed_passages(texts)
