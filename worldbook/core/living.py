@@ -286,28 +286,38 @@ def _duration(seconds: int) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
+_ATTEMPTS_REFUSED = (
+    "living-world write attempts per book: at most {most} in {hours} hours, undone ones "
+    "included; the next write is possible in {wait} (at {free_at})."
+)
+_LIVE_REFUSED = (
+    "living-world writes per book: at most {most} live writes in {hours} hours; the next write "
+    "is possible in {wait} (at {free_at}), or sooner when a write is undone."
+)
+
+
 def check_rate(counts: WindowCounts, limits: LivingLimits, at: datetime) -> None:
     """Refuse a write when the book's live writes or attempts in the window are at the limit
     (429 naming the limit and when the next write is possible)."""
-    hours = round(limits.window.total_seconds() / 3600)
     if counts.attempts >= limits.attempts_per_window:
-        wait, free_at = _wait(counts.first_attempt, limits.window, at)
-        raise RateLimited(
-            f"living-world write attempts per book: at most {limits.attempts_per_window} in "
-            f"{hours} hours, undone ones included; the next write is possible in "
-            f"{_duration(wait)} (at {free_at.isoformat(timespec='seconds')}).",
-            retry_after_s=wait,
-            field="book_id",
+        raise _refusal(
+            _ATTEMPTS_REFUSED, limits.attempts_per_window, counts.first_attempt, limits, at
         )
     if counts.live >= limits.live_per_window:
-        wait, free_at = _wait(counts.first_live, limits.window, at)
-        raise RateLimited(
-            f"living-world writes per book: at most {limits.live_per_window} live writes in "
-            f"{hours} hours; the next write is possible in {_duration(wait)} (at "
-            f"{free_at.isoformat(timespec='seconds')}), or sooner when a write is undone.",
-            retry_after_s=wait,
-            field="book_id",
-        )
+        raise _refusal(_LIVE_REFUSED, limits.live_per_window, counts.first_live, limits, at)
+
+
+def _refusal(
+    message: str, most: int, first: datetime | None, limits: LivingLimits, at: datetime
+) -> RateLimited:
+    """The 429 of a limit of ``most`` writes whose oldest counted one is ``first``: ``message``
+    names ``{most}``, ``{hours}`` (the window), ``{wait}`` and ``{free_at}`` (the next chance)."""
+    wait, free_at = _wait(first, limits.window, at)
+    hours = round(limits.window.total_seconds() / 3600)
+    text = message.format(
+        most=most, hours=hours, wait=_duration(wait), free_at=free_at.isoformat(timespec="seconds")
+    )
+    return RateLimited(text, retry_after_s=wait, field="book_id")
 
 
 def is_living(settings: Mapping[str, Any]) -> bool:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from worldbook.core import limits as lim
 from worldbook.core.drafts import EntryDraft
 from worldbook.core.living import WriteCall
-from worldbook.core.living_tools import LORE_APPEND, LORE_CREATE, WRITE_TOOLS, WriteTool
+from worldbook.core.living_tools import LORE_APPEND, LORE_CREATE, WRITE_TOOLS
 from worldbook.core.types import BookMode
 from worldbook.errors import InvalidInput
 
@@ -24,7 +24,8 @@ _WORD = re.compile(r"\w", re.UNICODE)
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Where a call comes from: the book and the chat message (validated by the API)."""
+    """Where a call comes from: the book and the chat message (validated by the API). Every
+    field is a :class:`WriteCall` field of the same name (the call carries its context)."""
 
     book_id: str
     chat_id: str
@@ -70,7 +71,10 @@ def parse_call(ctx: CallContext, tool: str, arguments: object) -> WriteCall:
         _known(args, ("title", "lore", "aliases"), tool)
         draft = create_draft(args.get("title"), args.get("lore"), args.get("aliases", []))
         lim.validate_entry_draft(draft, field="arguments", mode=ctx.mode)
-        return _call(ctx, LORE_CREATE, draft.lore, title=draft.title, aliases=draft.aliases)
+        aliases = tuple(draft.aliases)
+        return WriteCall(
+            **asdict(ctx), tool=LORE_CREATE, text=draft.lore, title=draft.title, aliases=aliases
+        )
     _known(args, ("title", "entry_id", "text"), tool)
     title, entry_id = args.get("title"), args.get("entry_id")
     if (title is None) == (entry_id is None):
@@ -84,31 +88,7 @@ def parse_call(ctx: CallContext, tool: str, arguments: object) -> WriteCall:
             title, field="arguments.title", limit="alias", max_len=lim.LIMITS.alias_max
         ).strip()
     text = check_segment(args.get("text"), field="arguments.text")
-    return _call(ctx, LORE_APPEND, text, title=title, entry_id=entry_id)
-
-
-def _call(
-    ctx: CallContext,
-    tool: WriteTool,
-    text: str,
-    *,
-    title: str | None = None,
-    entry_id: str | None = None,
-    aliases: Sequence[str] = (),
-) -> WriteCall:
-    return WriteCall(
-        book_id=ctx.book_id,
-        chat_id=ctx.chat_id,
-        message_id=ctx.message_id,
-        swipe=ctx.swipe,
-        call_id=ctx.call_id,
-        tool=tool,
-        text=text,
-        title=title,
-        entry_id=entry_id,
-        aliases=tuple(aliases),
-        mode=ctx.mode,
-    )
+    return WriteCall(**asdict(ctx), tool=LORE_APPEND, text=text, title=title, entry_id=entry_id)
 
 
 def create_draft(title: object, lore: object, aliases: object) -> EntryDraft:

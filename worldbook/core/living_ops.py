@@ -143,6 +143,19 @@ def _target(view: LivingBook, call: WriteCall) -> EntryRecord | None:
     return found
 
 
+_LOGGED = (
+    "book_id",
+    "chat_id",
+    "message_id",
+    "swipe",
+    "call_id",
+    "call_key",
+    "arguments_sha",
+    "tool",
+)
+"""What a write's log row keeps of its call, under the same names."""
+
+
 def _record(
     view: LivingBook,
     call: WriteCall,
@@ -151,18 +164,12 @@ def _record(
     at: datetime,
     new_id: Callable[[], str],
 ) -> WriteRecord:
+    logged = {name: getattr(call, name) for name in _LOGGED}
     return view.add_write(
         WriteRecord(
             id=new_id(),
             seq=0,
-            book_id=call.book_id,
-            chat_id=call.chat_id,
-            message_id=call.message_id,
-            swipe=call.swipe,
-            call_id=call.call_id,
-            call_key=call.call_key,
-            arguments_sha=call.arguments_sha,
-            tool=call.tool,
+            **logged,
             effect=effect,
             entry_id=entry.id,
             entry_title=entry.title,

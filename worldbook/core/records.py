@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from worldbook.core.drafts import ENTRY_FIELDS, ENTRY_LIST_FIELDS, BookDraft, EntryDraft, JSONDict
+from worldbook.core.drafts import BOOK_FIELDS, ENTRY_FIELDS, BookDraft, EntryDraft, JSONDict
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 
 TargetKind = Literal["character", "story", "novel", "global"]
@@ -38,6 +39,18 @@ def utc(value: datetime | None) -> datetime | None:
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def _draft_values(record: object, names: Iterable[str]) -> dict[str, Any]:
+    """A record's draft fields (the same names) as a draft holds them: lists for tuples, JSON
+    objects copied (a draft is edited in place; the record stays as it was)."""
+    return {name: _thawed(getattr(record, name)) for name in names}
+
+
+def _thawed(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return list(value)
+    return dict(value) if isinstance(value, dict) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +126,7 @@ class BookRecord:
         return self.deleted_at is not None
 
     def to_draft(self) -> BookDraft:
-        return BookDraft(
-            title=self.title,
-            description=self.description,
-            tags=list(self.tags),
-            visibility=self.visibility,
-            mode=self.mode,
-            settings=dict(self.settings),
-            extensions=dict(self.extensions),
-        )
+        return BookDraft(**_draft_values(self, BOOK_FIELDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +164,7 @@ class EntryRecord:
     index_status_at: datetime | None = None  # when index_status last changed
 
     def to_draft(self) -> EntryDraft:
-        values: dict[str, Any] = {}
-        for name in ENTRY_FIELDS:
-            value = getattr(self, name)
-            values[name] = list(value) if name in ENTRY_LIST_FIELDS else value
-        values["extensions"] = dict(self.extensions)
-        return EntryDraft(**values)
+        return EntryDraft(**_draft_values(self, ENTRY_FIELDS))
 
 
 @dataclass(frozen=True, slots=True)

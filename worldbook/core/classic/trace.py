@@ -7,6 +7,8 @@ it is built once per compiled book version and reused — a 2,000-entry trace co
 
 from __future__ import annotations
 
+from typing import Any
+
 from worldbook.core.classic.budget import Costed
 from worldbook.core.classic.compiled import (
     DEFAULT_RECORDS,
@@ -28,6 +30,22 @@ _VIA: dict[Cause, Via] = {
 }
 
 
+def _entry_fields(spec: EntrySpec, outcome: Outcome | None) -> dict[str, Any]:
+    """What a trace record and an activation both say of their entry and of the pass that found
+    it, under the same names (without an outcome, a record keeps its defaults for the pass)."""
+    entry = spec.entry
+    fields: dict[str, Any] = {
+        "book_id": entry.book_id,
+        "entry_id": entry.id,
+        "title": entry.title,
+        "priority": spec.priority,
+        "order": spec.order,
+    }
+    if outcome is not None:
+        fields.update(pass_no=outcome.pass_no, hits=outcome.hits)
+    return fields
+
+
 def _with_notes(reason: str, spec: EntrySpec) -> str:
     return f"{reason} [{'; '.join(spec.notes)}]" if spec.notes else reason
 
@@ -39,18 +57,11 @@ def record(
     outcome: Outcome | None = None,
     tokens: int | None = None,
 ) -> TraceRecord:
-    entry = spec.entry
     return TraceRecord(
-        book_id=entry.book_id,
-        entry_id=entry.id,
-        title=entry.title,
+        **_entry_fields(spec, outcome),
         fate=fate,
         reason=_with_notes(reason, spec),
-        priority=spec.priority,
-        order=spec.order,
-        pass_no=outcome.pass_no if outcome is not None else None,
         tokens=tokens,
-        hits=outcome.hits if outcome is not None else (),
     )
 
 
@@ -92,18 +103,12 @@ def activation(item: Costed, outcome: Outcome, character: str | None) -> Activat
     spec = item.spec
     cause = outcome.cause or "keyword"
     return Activation(
-        book_id=spec.entry.book_id,
-        entry_id=spec.entry.id,
-        title=spec.entry.title,
+        **_entry_fields(spec, outcome),
         text=spec.text,
         role=spec.role,
         via=_VIA[cause],
         cause=cause,
         tokens=item.tokens,
-        order=spec.order,
-        priority=spec.priority,
-        pass_no=outcome.pass_no,
-        hits=outcome.hits,
         reason=outcome.reason,
         character=character,
     )
