@@ -18,6 +18,7 @@ from worldbook.adapters.store import BookRecord, EntryRecord
 from worldbook.core.drafts import ENTRY_LIST_FIELDS
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 from worldbook.errors import InvalidInput
+from worldbook.service.book_usage import IndexState
 from worldbook.service.contract import ID_PATTERN, Id, Request, TargetId
 
 __all__ = ["ID_PATTERN", "Id", "TargetId"]
@@ -99,22 +100,9 @@ class BookOut(BaseModel):
 
     @classmethod
     def of(cls, book: BookRecord) -> BookOut:
-        return cls(
-            id=book.id,
-            owner_id=book.owner_id,
-            title=book.title,
-            description=book.description,
-            tags=list(book.tags),
-            visibility=book.visibility,
-            mode=book.mode,
-            settings=dict(book.settings),
-            extensions=dict(book.extensions),
-            entry_count=book.entry_count,
-            trashed=book.trashed,
-            created_at=book.created_at,
-            updated_at=book.updated_at,
-            deleted_at=book.deleted_at,
-        )
+        # Same names as the record's fields (``trashed`` is its property); pydantic copies the
+        # tuples and dicts into fresh lists and dicts.
+        return cls.model_validate(book, from_attributes=True)
 
 
 class BookList(BaseModel):
@@ -319,13 +307,8 @@ class UsageDailyOut(BaseModel):
     days: list[UsageDayOut] = Field(description="Every day of the window, oldest first.")
 
 
-class IndexStatusOut(BaseModel):
-    book_id: str
-    model_id: str
-    entries: int
-    counts: dict[str, int]
-    indexed_share: float
-    queue_pending: int | None
+class IndexStatusOut(IndexState):
+    """The service's :class:`~worldbook.service.book_usage.IndexState`, as the route sends it."""
 
 
 # --- chats: the request log ----------------------------------------------------------------

@@ -60,24 +60,8 @@ class WriteOut(BaseModel):
 
     @classmethod
     def of(cls, write: WriteRecord) -> WriteOut:
-        return cls(
-            id=write.id,
-            book_id=write.book_id,
-            chat_id=write.chat_id,
-            message_id=write.message_id,
-            swipe=write.swipe,
-            call_id=write.call_id,
-            tool=write.tool,
-            effect=write.effect,
-            state=write.state,
-            entry_id=write.entry_id,
-            entry_title=write.entry_title,
-            text=write.text,
-            created_at=write.created_at,
-            undone_at=write.undone_at,
-            undo_reason=write.undo_reason,
-            edited_at=write.edited_at,
-        )
+        # The record's fields under the same names (seq, call_key, arguments_sha stay inside).
+        return cls.model_validate(write, from_attributes=True)
 
 
 def tool_result(write: WriteRecord) -> str:

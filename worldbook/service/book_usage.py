@@ -9,6 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from pydantic import BaseModel, ConfigDict
+
 from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord, now
 from worldbook.errors import EntryNotFound, InvalidInput
 from worldbook.service.access import require_owner
@@ -83,8 +85,11 @@ def daily_turns(services: Services, user_id: str, book_id: str, *, days: int = 3
     return DailyTurns(book_id=book.id, days=[(day, counts.get(day, 0)) for day in window])
 
 
-@dataclass(frozen=True, slots=True)
-class IndexState:
+class IndexState(BaseModel):
+    """How far indexing of a book has got; the API sends it as is (``IndexStatusOut``)."""
+
+    model_config = ConfigDict(frozen=True)
+
     book_id: str
     model_id: str
     entries: int

@@ -32,6 +32,7 @@ from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicSettings
 from worldbook.core.lru import LRU
 from worldbook.core.records import BookRecord, EntryRecord, EntryStamp
 from worldbook.core.types import BookMode
+from worldbook.service.same_named import same_named
 
 _Key = tuple[str, int, str]
 
@@ -127,26 +128,11 @@ def st_extras(ext: Mapping[str, Any]) -> dict[str, Any]:
 
 def classic_entry(record: EntryRecord, tokens: int | None, *, hybrid: bool) -> ClassicEntry:
     """One engine entry from a stored entry (``tokens``: of the rendered lore, or None)."""
+    same = same_named(record, ClassicEntry)
+    same["constant"] = record.constant and not hybrid  # never a constant in a hybrid book
     return ClassicEntry(
-        id=record.id,
-        book_id=record.book_id,
-        title=record.title,
+        **same,
         content=record.lore,
-        position=record.position,
-        keys=record.keys,
-        secondary_keys=record.secondary_keys,
-        selective=record.selective,
-        selective_logic=record.selective_logic,
-        constant=record.constant and not hybrid,
-        enabled=record.enabled,
-        order=record.order,
-        priority=record.priority,
-        role=record.role,
-        whole_words=record.whole_words,
-        case_sensitive=record.case_sensitive,
-        probability=record.probability,
-        scan_depth=record.scan_depth,
-        decorators=record.decorators,
         tokens=tokens,
         revision=record.updated_at.isoformat(),
         **st_extras(record.extensions),

@@ -47,6 +47,7 @@ from worldbook.core.types import (
     Via,
 )
 from worldbook.service.macro_books import Namer
+from worldbook.service.same_named import same_named
 from worldbook.service.services import Services
 
 CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
@@ -121,16 +122,9 @@ def add_classic_lore(
     in_full = (*selection.canon, *selection.injected)
     skip = frozenset((e.ref.book_id, e.ref.entry_id) for e in in_full if e.ref.book_id in hybrid)
     counter = services.token_counter(turn.tokenizer_id)
-    classic_turn = ClassicTurn(
-        books=tuple(pool),
-        messages=turn.messages,
-        count_tokens=counter.count,
-        chat_id=turn.chat_id,
-        chat_length=turn.chat_length,
-        assistant_messages=turn.assistant_messages,
-        greeting_index=turn.greeting_index,
-        skip=skip,
-    )
+    # The turn's messages, chat id and chat counts, under the engine's names.
+    chat = same_named(turn, ClassicTurn)
+    classic_turn = ClassicTurn(books=tuple(pool), count_tokens=counter.count, skip=skip, **chat)
     before = load_state(services, turn, pool)
     result = select_classic(classic_turn, before, services.classic_matchers)
     characters = [b.character for b in pool if b.character]

@@ -12,7 +12,7 @@ HTTP-free, so the API and the CLI share one implementation of every rule (issue 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from worldbook.core import limits
@@ -97,17 +97,8 @@ def list_my_books(
     limit: int = 50,
     offset: int = 0,
 ) -> list[BookRecord]:
-    return services.store.list_books(
-        BookQuery(
-            owner_id=user_id,
-            trashed=trashed,
-            visibility=visibility,
-            title_contains=_search_text(query, "q"),
-            tag=_search_text(tag, "tag"),
-            limit=limit,
-            offset=offset,
-        )
-    )
+    scope = BookQuery(owner_id=user_id, trashed=trashed, visibility=visibility)
+    return _find_books(services, scope, query, tag, limit, offset)
 
 
 def browse_library(
@@ -119,15 +110,27 @@ def browse_library(
     offset: int = 0,
 ) -> list[BookRecord]:
     """Public books only, by title substring and/or tag (issue 6 item 4)."""
-    return services.store.list_books(
-        BookQuery(
-            visibility=Visibility.PUBLIC,
-            title_contains=_search_text(query, "q"),
-            tag=_search_text(tag, "tag"),
-            limit=limit,
-            offset=offset,
-        )
+    scope = BookQuery(visibility=Visibility.PUBLIC)
+    return _find_books(services, scope, query, tag, limit, offset)
+
+
+def _find_books(
+    services: Services,
+    scope: BookQuery,
+    query: str | None,
+    tag: str | None,
+    limit: int,
+    offset: int,
+) -> list[BookRecord]:
+    """One page of the books of ``scope`` whose title holds ``query`` and/or with ``tag``."""
+    search = replace(
+        scope,
+        title_contains=_search_text(query, "q"),
+        tag=_search_text(tag, "tag"),
+        limit=limit,
+        offset=offset,
     )
+    return services.store.list_books(search)
 
 
 def _search_text(value: str | None, field: str) -> str | None:

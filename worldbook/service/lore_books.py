@@ -22,6 +22,7 @@ from worldbook.core.lru import LRU
 from worldbook.core.records import BookRecord, EntryRecord, EntryStamp
 from worldbook.core.types import LoreBook, LoreEntry
 from worldbook.ports import IndexedEntries
+from worldbook.service.same_named import same_named
 from worldbook.service.token_counts import TokenCounter
 
 IndexedSource = Callable[[str], IndexedEntries]
@@ -172,17 +173,7 @@ def _flagged(entry: LoreEntry, indexed: IndexedEntries, content_hash: str) -> Lo
 
 
 def _lore_entry(record: EntryRecord, tokens: int, indexed: bool) -> LoreEntry:
-    return LoreEntry(
-        id=record.id,
-        book_id=record.book_id,
-        title=record.title,
-        lore=record.lore,
-        tokens=tokens,
-        aliases=record.aliases,
-        canon=record.canon,
-        enabled=record.enabled,
-        indexed=indexed,
-    )
+    return LoreEntry(**same_named(record, LoreEntry), tokens=tokens, indexed=indexed)
 
 
 def _lore_book(book: BookRecord, entries: tuple[LoreEntry, ...]) -> LoreBook:

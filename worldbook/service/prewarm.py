@@ -11,16 +11,15 @@ them loses nothing but a few milliseconds on a later turn.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from worldbook.errors import RateLimited, WorldbookError
+from worldbook.service.batch_worker import BatchWorker
 
 logger = logging.getLogger(__name__)
 
 
-class PrewarmQueue:
+class PrewarmQueue(BatchWorker[str]):
     """One worker thread embedding prewarm texts; at most ``max_texts`` wait.
 
     Args:
@@ -32,14 +31,10 @@ class PrewarmQueue:
     def __init__(
         self, embed: Callable[[Sequence[str]], None], *, max_texts: int = 64, batch: int = 8
     ) -> None:
+        super().__init__("worldbook-prewarm")
         self._embed = embed
         self._max = max_texts
         self._batch = batch
-        self._waiting: deque[str] = deque()
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._stopping = False
-        self._in_flight = 0  # texts taken by the worker and not yet embedded
         self.shed = 0  # texts refused because the queue was full
 
     def submit(self, texts: Sequence[str]) -> None:
@@ -47,57 +42,35 @@ class PrewarmQueue:
         with self._cond:
             if self._stopping:
                 return
-            if len(self._waiting) + len(texts) > self._max:
+            if len(self._queue) + len(texts) > self._max:
                 self.shed += len(texts)
                 raise RateLimited(
                     f"prewarm queue is full ({self._max} texts waiting); this is only a cache "
                     "warm-up, so skip it or retry in a second.",
                     retry_after_s=1,
                 )
-            self._waiting.extend(texts)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="worldbook-prewarm", daemon=True
-                )
-                self._thread.start()
+            self._queue.extend(texts)
+            self._start_locked()
             self._cond.notify()
 
     def pending(self) -> int:
         with self._cond:
-            return len(self._waiting)
+            return len(self._queue)
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until nothing waits or is being embedded; False if ``timeout`` ran out."""
         with self._cond:
-            return self._cond.wait_for(
-                lambda: not self._waiting and not self._in_flight, timeout=timeout
-            )
+            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout=timeout)
 
     def close(self, timeout: float | None = 5.0) -> None:
         """Drop what waits and stop the thread (after the batch in flight)."""
-        with self._cond:
-            self._stopping = True
-            self._waiting.clear()
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
+        self._stop(timeout)
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._waiting or self._stopping)
-                if self._stopping:
-                    return
-                batch = [
-                    self._waiting.popleft() for _ in range(min(self._batch, len(self._waiting)))
-                ]
-                self._in_flight = len(batch)
-            try:
-                self._embed(batch)
-            except WorldbookError as exc:  # a warm-up that failed costs the next turn only
-                logger.warning("prewarm of %d texts failed: %s", len(batch), exc)
-            finally:
-                with self._cond:
-                    self._in_flight = 0
-                    self._cond.notify_all()
+    def _take(self) -> list[str]:
+        return [self._queue.popleft() for _ in range(min(self._batch, len(self._queue)))]
+
+    def _handle(self, batch: list[str]) -> None:
+        try:
+            self._embed(batch)
+        except WorldbookError as exc:  # a warm-up that failed costs the next turn only
+            logger.warning("prewarm of %d texts failed: %s", len(batch), exc)

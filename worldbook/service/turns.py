@@ -279,14 +279,7 @@ def select_turn(
 ) -> TurnResult:
     """Decide the lore of one real turn and count its usage."""
     check_messages(messages)
-    turn = TurnInput(
-        source,
-        tuple(messages),
-        profile,
-        chat_id=chat_id,
-        user_name=user_name,
-        counts=chat or ChatCounts(),
-    )
+    turn = TurnInput(source, tuple(messages), profile, chat_id, user_name, chat or ChatCounts())
     return run_turn(services, user_id=user_id, turn=turn, record_usage=True)
 
 
@@ -314,14 +307,7 @@ def preview(
         sample = messages or []
         check_messages(sample)
         limits.check_preview_message("\n".join(m.content for m in sample), field="messages")
-    turn = TurnInput(
-        source,
-        tuple(sample),
-        profile,
-        chat_id=chat_id,
-        user_name=user_name,
-        counts=chat or ChatCounts(),
-    )
+    turn = TurnInput(source, tuple(sample), profile, chat_id, user_name, chat or ChatCounts())
     return run_turn(services, user_id=user_id, turn=turn, record_usage=False)
 
 

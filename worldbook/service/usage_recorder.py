@@ -24,11 +24,11 @@ Consequences, written down in docs/decisions.md:
 from __future__ import annotations
 
 import logging
-import threading
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from worldbook.errors import InvalidInput, WorldbookError
+from worldbook.service.batch_worker import BatchWorker
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def aggregate(turns: Sequence[Turn]) -> tuple[dict[str, int], dict[str, Counter[
     return dict(book_turns), entries
 
 
-class UsageRecorder:
+class UsageRecorder(BatchWorker[Turn]):
     """Queue turns' usage and write it, summed, from one daemon thread (started on first use).
 
     Args:
@@ -72,15 +72,11 @@ class UsageRecorder:
             raise InvalidInput(
                 f"write_interval must be ≥ 0 seconds; got {write_interval}.", field="write_interval"
             )
+        super().__init__("worldbook-usage")
         self._write = write
         self._max_pending = max_pending
         self._interval = write_interval
         self._flushing = 0
-        self._pending: deque[Turn] = deque()
-        self._cond = threading.Condition()
-        self._writing = 0
-        self._stopping = False
-        self._thread: threading.Thread | None = None
         self.dropped = 0  # turns never counted (backlog full, or still queued at close)
         self.failed = 0  # turns whose write failed
         self.written = 0  # turns counted
@@ -91,18 +87,14 @@ class UsageRecorder:
         with self._cond:
             if self._stopping:
                 return
-            if len(self._pending) >= self._max_pending:
+            if len(self._queue) >= self._max_pending:
                 self.dropped += 1
                 if self.dropped == 1 or self.dropped % 1000 == 0:
                     logger.warning("usage backlog full: %d turns not counted", self.dropped)
                 return
-            self._pending.append((tuple(book_ids), tuple(uses)))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="worldbook-usage", daemon=True
-                )
-                self._thread.start()
-            if len(self._pending) == 1:  # the writer only waits for the first turn of a batch
+            self._queue.append((tuple(book_ids), tuple(uses)))
+            self._start_locked()
+            if len(self._queue) == 1:  # the writer only waits for the first turn of a batch
                 self._cond.notify_all()
 
     def flush(self, timeout: float | None = 10.0) -> bool:
@@ -111,50 +103,41 @@ class UsageRecorder:
             self._flushing += 1
             self._cond.notify_all()
             try:
-                return self._cond.wait_for(lambda: not self._pending and not self._writing, timeout)
+                return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
             finally:
                 self._flushing -= 1
 
     def pending(self) -> int:
         with self._cond:
-            return len(self._pending) + self._writing
+            return len(self._queue) + self._busy
 
     def close(self, timeout: float | None = 10.0) -> None:
         """Write what is queued (for at most ``timeout`` seconds; the rest is dropped and
         counted), then stop the thread, so nothing is written after the store closes."""
         self.flush(timeout)
-        with self._cond:
-            self._stopping = True
-            self.dropped += len(self._pending)
-            self._pending.clear()
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
+        self._stop(timeout)
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._stopping)
-                self._cond.wait_for(lambda: self._stopping or self._flushing, self._interval)
-                if self._stopping:
-                    return
-                batch = list(self._pending)
-                self._pending.clear()
-                self._writing = len(batch)
-            try:
-                book_turns, entry_counts = aggregate(batch)
-                self._write(book_turns, entry_counts)
-                self.written += len(batch)
-                self.writes += 1
-            except WorldbookError as exc:
-                # The turns were answered; lost counts are logged, never raised.
-                self.failed += len(batch)
-                logger.warning("usage of %d turns not recorded: %s", len(batch), exc)
-            except Exception:
-                self.failed += len(batch)
-                logger.exception("usage of %d turns not recorded (unexpected error)", len(batch))
-            finally:
-                with self._cond:
-                    self._writing = 0
-                    self._cond.notify_all()
+    def _dropped(self, count: int) -> None:
+        self.dropped += count
+
+    def _gather(self) -> None:
+        self._cond.wait_for(lambda: self._stopping or self._flushing, self._interval)
+
+    def _take(self) -> list[Turn]:
+        batch = list(self._queue)
+        self._queue.clear()
+        return batch
+
+    def _handle(self, batch: list[Turn]) -> None:
+        try:
+            book_turns, entry_counts = aggregate(batch)
+            self._write(book_turns, entry_counts)
+            self.written += len(batch)
+            self.writes += 1
+        except WorldbookError as exc:
+            # The turns were answered; lost counts are logged, never raised.
+            self.failed += len(batch)
+            logger.warning("usage of %d turns not recorded: %s", len(batch), exc)
+        except Exception:
+            self.failed += len(batch)
+            logger.exception("usage of %d turns not recorded (unexpected error)", len(batch))

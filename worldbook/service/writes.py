@@ -24,7 +24,7 @@ from worldbook.core.living import (
 )
 from worldbook.core.living_calls import CallContext, parse_call
 from worldbook.core.records import BookRecord, EntryRecord
-from worldbook.errors import Conflict, EntryNotFound, WriteNotFound
+from worldbook.errors import Conflict, EntryNotFound, NotFound, WriteNotFound
 from worldbook.service.access import can_view, require_owner
 from worldbook.service.library import owned_book
 from worldbook.service.services import Services
@@ -84,12 +84,18 @@ def record_write(services: Services, user_id: str, request: WriteRequest) -> Wri
     return outcome
 
 
+def _require_owner(services: Services, user_id: str, book_id: str, unseen: NotFound) -> None:
+    """Only the owner of ``book_id`` goes on; where the caller may not see the book, the write
+    or entry of it answers ``unseen``, as one that does not exist."""
+    book = services.store.get_book(book_id, include_trashed=True)
+    if not can_view(book, user_id):
+        raise unseen
+    require_owner(book, user_id)
+
+
 def _owned_write(services: Services, user_id: str, write_id: str) -> WriteRecord:
     write = services.store.get_write(write_id)
-    book = services.store.get_book(write.book_id, include_trashed=True)
-    if not can_view(book, user_id):
-        raise WriteNotFound.for_id(write_id)
-    require_owner(book, user_id)
+    _require_owner(services, user_id, write.book_id, WriteNotFound.for_id(write_id))
     return write
 
 
@@ -154,10 +160,7 @@ def list_trash(services: Services, user_id: str, book_id: str) -> list[TrashedEn
 def restore_entry(services: Services, user_id: str, entry_id: str) -> EntryRecord:
     """Bring an entry back from its book's trash (owner only) and index it."""
     trashed = services.store.get_trashed_entry(entry_id)
-    book = services.store.get_book(trashed.book_id, include_trashed=True)
-    if not can_view(book, user_id):
-        raise EntryNotFound.for_id(entry_id)
-    require_owner(book, user_id)
+    _require_owner(services, user_id, trashed.book_id, EntryNotFound.for_id(entry_id))
     entry = services.store.restore_entry(entry_id)
     if entry.enabled:
         services.enqueue([entry.id])

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.routes.books import BookId
 from worldbook.api.schemas import (
+    EntryUsageOut,
     IndexStatusOut,
     UsageDailyOut,
     UsageDayOut,
@@ -21,18 +22,14 @@ router = APIRouter(tags=["usage"])
 
 
 def _use(use: book_usage.EntryUse) -> UsageEntryOut:
-    u = use.usage
+    entry = use.entry
+    counts = EntryUsageOut.model_validate(use.usage, from_attributes=True)
     return UsageEntryOut(
-        entry_id=use.entry.id,
-        title=use.entry.title,
-        canon_entry=use.entry.canon,
-        enabled=use.entry.enabled,
-        total=u.total,
-        canon=u.canon,
-        whole_book=u.whole_book,
-        full=u.full,
-        index=u.index,
-        last_used_at=u.last_used_at,
+        entry_id=entry.id,
+        title=entry.title,
+        canon_entry=entry.canon,
+        enabled=entry.enabled,
+        **counts.model_dump(),
     )
 
 
@@ -76,11 +73,4 @@ def usage_daily(
 def index_status(book_id: BookId, caller: CallerDep, services: ServicesDep) -> IndexStatusOut:
     """How far background indexing of the book has got."""
     state = book_usage.index_state(services, caller.user_id, book_id)
-    return IndexStatusOut(
-        book_id=state.book_id,
-        model_id=state.model_id,
-        entries=state.entries,
-        counts=state.counts,
-        indexed_share=state.indexed_share,
-        queue_pending=state.queue_pending,
-    )
+    return IndexStatusOut.model_validate(state, from_attributes=True)

@@ -69,6 +69,14 @@ async function newBookForm() {
   return element;
 }
 
+// A card's button: `act(book)` on click, its failure shown as an error toast.
+function bookButton(label, act) {
+  return (book) => h("button", {
+    type: "button",
+    onClick: () => act(book).catch((error) => toast(error.message, "error")),
+  }, label);
+}
+
 export async function renderBooks(view) {
   const list = h("div", { "aria-live": "polite" });
   async function load(q = "", tag = "") {
@@ -85,18 +93,11 @@ export async function renderBooks(view) {
 
 export async function renderLibrary(view) {
   const list = h("div", { "aria-live": "polite" });
-  const copy = (book) => h("button", {
-    type: "button",
-    onClick: async () => {
-      try {
-        const mine = await api.post(`/v1/books/${book.id}/copy`);
-        toast(`Copied “${book.title}” into your books.`);
-        window.location.hash = `#/book/${mine.id}/entries`;
-      } catch (error) {
-        toast(error.message, "error");
-      }
-    },
-  }, "Copy to my books");
+  const copy = bookButton("Copy to my books", async (book) => {
+    const mine = await api.post(`/v1/books/${book.id}/copy`);
+    toast(`Copied “${book.title}” into your books.`);
+    window.location.hash = `#/book/${mine.id}/entries`;
+  });
   async function load(q = "", tag = "") {
     const { books } = await api.get("/v1/library", { query: { q, tag, limit: 200 } });
     list.replaceChildren(shelf(books, "No public book matches.", (book) => [copy(book)]));
@@ -111,18 +112,11 @@ export async function renderLibrary(view) {
 
 export async function renderTrash(view) {
   const list = h("div", { "aria-live": "polite" });
-  const restore = (book) => h("button", {
-    type: "button",
-    onClick: async () => {
-      try {
-        await api.post(`/v1/books/${book.id}/restore`);
-        toast(`Restored “${book.title}”.`);
-        await load();
-      } catch (error) {
-        toast(error.message, "error");
-      }
-    },
-  }, "Restore");
+  const restore = bookButton("Restore", async (book) => {
+    await api.post(`/v1/books/${book.id}/restore`);
+    toast(`Restored “${book.title}”.`);
+    await load();
+  });
   async function load() {
     const { books } = await api.get("/v1/books", { query: { trashed: true, limit: 200 } });
     list.replaceChildren(shelf(books, "The trash is empty.", (book) => [restore(book)]));
