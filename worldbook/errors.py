@@ -196,28 +196,27 @@ class LLMNotConfigured(ServiceUnavailable):
     code = "llm_not_configured"
 
 
-class LanguageModelError(WorldbookError):
+class _RetryAfterHint(WorldbookError):
+    """A language-model failure that carries the server's ``retry_after`` hint (seconds, or
+    None). Shared by two branches of the tree, never raised itself."""
+
+    def __init__(
+        self, message: str, *, field: str | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
+
+
+class LanguageModelError(_RetryAfterHint):
     """The configured language model failed; ``retry_after`` is its hint in seconds, if any."""
 
     code = "llm_error"
 
-    def __init__(
-        self, message: str, *, field: str | None = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message, field=field)
-        self.retry_after = retry_after
 
-
-class LLMUnavailable(ServiceUnavailable):
+class LLMUnavailable(ServiceUnavailable, _RetryAfterHint):
     """The language model server cannot be reached, or answered with a 5xx / overloaded."""
 
     code = "llm_unavailable"
-
-    def __init__(
-        self, message: str, *, field: str | None = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message, field=field)
-        self.retry_after = retry_after
 
 
 class LLMAuthFailed(LanguageModelError):
@@ -272,11 +271,13 @@ LLM_FAILURES: tuple[type[WorldbookError], ...] = (LanguageModelError, LLMUnavail
 
 
 def all_error_types() -> list[type[WorldbookError]]:
-    """Every error class in the hierarchy (for the mapping-completeness tests)."""
-    found: list[type[WorldbookError]] = []
+    """Every error class in the hierarchy (for the mapping-completeness tests); private
+    shared bases such as ``_RetryAfterHint`` are never raised, so they are left out."""
+    found: set[type[WorldbookError]] = set()
     pending: list[type[WorldbookError]] = [WorldbookError]
     while pending:
         cls = pending.pop()
-        found.append(cls)
+        if not cls.__name__.startswith("_"):
+            found.add(cls)
         pending.extend(cls.__subclasses__())
     return sorted(found, key=lambda c: c.__name__)

@@ -7,6 +7,7 @@ it at all: it receives :class:`worldbook.core.types.SelectionRules` built from t
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Literal
 
@@ -258,24 +259,6 @@ class WorldbookSettings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'worldbook.db').resolve()}"
 
     def selection_rules(self) -> SelectionRules:
-        """The pure core's view of the selection budgets."""
-        return SelectionRules(
-            canon_share=self.canon_share,
-            canon_cap=self.canon_cap,
-            per_turn_cap=self.per_turn_cap,
-            full_entries_max=self.full_entries_max,
-            full_entry_tokens_max=self.full_entry_tokens_max,
-            index_topics_max=self.index_topics_max,
-            index_linked_max=self.index_linked_max,
-            literal_max=self.literal_max,
-            literal_from_replies_max=self.literal_from_replies_max,
-            semantic_messages=self.semantic_messages,
-            mostly_indexed_share=self.mostly_indexed_share,
-            canon_heavy_share=self.canon_heavy_share,
-            named_cut_min_tokens=self.named_cut_min_tokens,
-            full_score_share=self.full_score_share,
-            index_reserve_lines=self.index_reserve_lines,
-            index_gist_tokens_max=self.index_gist_tokens_max,
-            index_title_fallback=self.index_title_fallback,
-            literal_stem_languages=self.literal_stem_languages,
-        )
+        """The pure core's view of the selection budgets: every SelectionRules field is a
+        setting of the same name."""
+        return SelectionRules(**{f.name: getattr(self, f.name) for f in fields(SelectionRules)})

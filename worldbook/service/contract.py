@@ -29,6 +29,8 @@ TargetId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 """An app's id for a character, story, novel, user or chat (free text, as the app spells it)."""
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 TraceLevel = Literal["full", "summary"]
+WholeChatCount = Annotated[int, Field(ge=0, le=1_000_000_000)]
+"""A count over the whole chat, of which a turn may send only the recent messages."""
 
 
 class Request(BaseModel):
@@ -88,17 +90,13 @@ class TurnOptions(Request):
         default=None, description="The chat this turn belongs to (classic chat state, logs)."
     )
     user_name: Name | None = Field(default=None, description="Fills {{user}} in lore.")
-    chat_length: int | None = Field(
+    chat_length: WholeChatCount | None = Field(
         default=None,
-        ge=0,
-        le=1_000_000_000,
         description="Messages in the whole chat when only recent ones are sent (classic "
         "sticky / cooldown / delay count on it); default: the messages sent.",
     )
-    assistant_messages: int | None = Field(
+    assistant_messages: WholeChatCount | None = Field(
         default=None,
-        ge=0,
-        le=1_000_000_000,
         description="The whole chat's assistant messages (@@activate_only_after / _every); "
         "default: counted in the messages sent.",
     )

@@ -3,8 +3,6 @@
 Written to run on SQLite and PostgreSQL alike (plain CREATE TABLE / CREATE INDEX; later revisions
 that ALTER tables use ``op.batch_alter_table`` so SQLite gets its copy-and-move).
 
-Revision ID: 0001
-Revises:
 Create Date: 2026-12-02
 """
 
@@ -15,8 +13,6 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -8,8 +8,6 @@
 - ``entries.index_status_at``: when the index status last changed, so the sweep can put back
   entries stuck in ``indexing`` after a worker died.
 
-Revision ID: 0002
-Revises: 0001
 Create Date: 2026-12-03
 """
 
@@ -20,8 +18,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -9,8 +9,6 @@
 - Book settings: the importers' ``recursive`` is renamed ``recursive_scanning`` (the CCv3 and
   engine name); both names are still read.
 
-Revision ID: 0003
-Revises: 0002
 Create Date: 2026-12-05
 """
 
@@ -23,8 +21,6 @@ from alembic import op
 
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 _BOOKS = sa.table("books", sa.column("id", sa.String()), sa.column("settings", sa.JSON()))
 

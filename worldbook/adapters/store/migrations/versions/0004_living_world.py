@@ -6,9 +6,6 @@
   living write left (to tell a person's edit from the AI's own).
 - ``entry_trash``: entries taken out of their book by undoing their create, restorable.
 
-
-Revision ID: 0004
-Revises: 0003
 Create Date: 2026-12-04
 """
 
@@ -19,11 +16,15 @@ from alembic import op
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
+    _lore_writes()
+    _living_entries()
+    _entry_trash()
+
+
+def _lore_writes() -> None:
     op.create_table(
         "lore_writes",
         sa.Column("seq", sa.Integer(), autoincrement=True, nullable=False),
@@ -53,6 +54,8 @@ def upgrade() -> None:
     op.create_index("ix_lore_writes_message", "lore_writes", ["chat_id", "message_id"])
     op.create_index("ix_lore_writes_entry", "lore_writes", ["entry_id"])
 
+
+def _living_entries() -> None:
     op.create_table(
         "living_entries",
         sa.Column("entry_id", sa.String(length=32), nullable=False),
@@ -66,6 +69,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_living_entries_book_id", "living_entries", ["book_id"])
 
+
+def _entry_trash() -> None:
     op.create_table(
         "entry_trash",
         sa.Column("entry_id", sa.String(length=32), nullable=False),

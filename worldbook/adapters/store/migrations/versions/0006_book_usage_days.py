@@ -3,8 +3,6 @@
 ``book_usage_days`` has no foreign key to ``books`` (see ``tables.BookUsageDayRow``): rows are
 written only for books whose ``book_usage`` row exists, and ``purge_book`` deletes them.
 
-Revision ID: 0006
-Revises: 0004
 Create Date: 2026-12-03
 """
 
@@ -15,8 +13,6 @@ from alembic import op
 
 revision = "0006"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
