@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from worldbook.core import limits
 from worldbook.core.drafts import (
@@ -38,6 +38,8 @@ from worldbook.errors import (
 )
 from worldbook.ports import Vectors
 from worldbook.testing.memory_books import BookTable
+
+V = TypeVar("V")
 
 
 def _entry_from_draft(
@@ -126,12 +128,16 @@ class EntryTable(BookTable):
         for entry_id, pos in positions.items():
             self._entries[entry_id] = replace(self._entries[entry_id], position=pos)
 
-    def get_entry(self, entry_id: str) -> EntryRecord:
+    def _entry_in(self, table: Mapping[str, V], entry_id: str) -> V:
+        """``table[entry_id]`` (entries, the trash), read under the lock; else EntryNotFound."""
         with self._lock:
-            found = self._entries.get(entry_id)
+            found = table.get(entry_id)
         if found is None:
             raise EntryNotFound.for_id(entry_id)
         return found
+
+    def get_entry(self, entry_id: str) -> EntryRecord:
+        return self._entry_in(self._entries, entry_id)
 
     def entry_stamps(self, book_id: str) -> list[EntryStamp]:
         with self._lock:

@@ -34,7 +34,7 @@ from worldbook.core.living_ops import apply_write, undo
 from worldbook.core.records import BookRecord, EntryRecord, EntryUsageRecord, now
 from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
-from worldbook.errors import EntryNotFound, WriteNotFound
+from worldbook.errors import WriteNotFound
 from worldbook.testing.memory_entries import EntryTable, _entry_from_draft
 
 
@@ -132,11 +132,7 @@ class WriteTable(EntryTable):
         return sorted(found, key=lambda e: (-e.trashed_at.timestamp(), e.entry_id))
 
     def get_trashed_entry(self, entry_id: str) -> TrashedEntry:
-        with self._lock:
-            found = self._trash.get(entry_id)
-        if found is None:
-            raise EntryNotFound.for_id(entry_id)
-        return found
+        return self._entry_in(self._trash, entry_id)
 
     def restore_entry(self, entry_id: str) -> EntryRecord:
         with self._lock:

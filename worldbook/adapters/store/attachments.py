@@ -8,9 +8,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase
+from worldbook.adapters.store.base import StoreBase, record_of
 from worldbook.adapters.store.engine import read_tx, write_tx
-from worldbook.core.records import AttachmentRecord, TargetKind, now, utc
+from worldbook.core.records import AttachmentRecord, TargetKind, now
 from worldbook.core.store_rules import check_target, check_user_id
 
 
@@ -49,14 +49,7 @@ class AttachmentsMixin(StoreBase):
                     "created_at": now(),
                 }
                 conn.execute(sa.insert(t.attachments).values(**found))
-            return AttachmentRecord(
-                target_kind=found["target_kind"],
-                target_id=found["target_id"],
-                book_id=found["book_id"],
-                attached_by=found["attached_by"],
-                position=found["position"],
-                created_at=utc(found["created_at"]),  # type: ignore[arg-type]
-            )
+            return record_of(AttachmentRecord, found)
 
     def detach(self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str) -> bool:
         """Remove ``owner_id``'s attachment; False when there was none."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -16,6 +18,11 @@ from worldbook.core.records import BookRecord, EntryRecord, now, utc
 from worldbook.core.types import BookMode, IndexStatus, Visibility
 from worldbook.errors import BookNotFound, InvalidInput
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")
+
 
 def check_ids(ids: Sequence[str], *, field: str = "ids") -> list[str]:
     """Deduplicate ids keeping first occurrence; reject non-text."""
@@ -24,36 +31,34 @@ def check_ids(ids: Sequence[str], *, field: str = "ids") -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def record_of(record: type[R], row: Mapping[Any, Any], /, **converted: Any) -> R:
+    """The ``record`` dataclass from the row's columns of the same names, with ``converted``
+    for the fields that need more than a copy. Datetimes come back aware UTC (:func:`utc`)."""
+    values = {f.name: row[f.name] for f in fields(record) if f.name not in converted}
+    for name, value in values.items():
+        if isinstance(value, datetime):
+            values[name] = utc(value)
+    return record(**values, **converted)
+
+
 def book_record(row: Mapping[Any, Any]) -> BookRecord:
-    return BookRecord(
-        id=row["id"],
-        owner_id=row["owner_id"],
-        title=row["title"],
-        description=row["description"],
+    return record_of(
+        BookRecord,
+        row,
         tags=tuple(row["tags"]),
         visibility=Visibility(row["visibility"]),
         mode=BookMode(row["mode"]),
         settings=dict(row["settings"]),
         extensions=dict(row["extensions"]),
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        updated_at=utc(row["updated_at"]),  # type: ignore[arg-type]
-        deleted_at=utc(row["deleted_at"]),
-        version=row["version"],
-        index_version=row["index_version"],
-        entry_count=row["entry_count"],
     )
 
 
 def entry_record(row: Mapping[Any, Any]) -> EntryRecord:
-    values = {c.name: row[c.name] for c in t.entries.columns}
-    for name in ENTRY_LIST_FIELDS:
-        values[name] = tuple(values[name])
-    values["extensions"] = dict(values["extensions"])
-    values["index_status"] = IndexStatus(values["index_status"])
-    values["created_at"] = utc(values["created_at"])
-    values["updated_at"] = utc(values["updated_at"])
-    values["index_status_at"] = utc(values["index_status_at"])
-    return EntryRecord(**values)
+    lists = {name: tuple(row[name]) for name in ENTRY_LIST_FIELDS}
+    status = IndexStatus(row["index_status"])
+    return record_of(
+        EntryRecord, row, **lists, extensions=dict(row["extensions"]), index_status=status
+    )
 
 
 class StoreBase:

@@ -17,10 +17,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase
+from worldbook.adapters.store.base import StoreBase, record_of
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.drafts import JSONDict
-from worldbook.core.records import ChatLogRecord, now, utc
+from worldbook.core.records import ChatLogRecord, now
 from worldbook.core.store_rules import check_chat, check_keep
 from worldbook.errors import InvalidInput
 
@@ -129,10 +129,4 @@ class ChatsMixin(StoreBase):
 
 
 def _log_record(row: Mapping[Any, Any]) -> ChatLogRecord:
-    return ChatLogRecord(
-        id=row["id"],
-        owner_id=row["owner_id"],
-        chat_id=row["chat_id"],
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        record=dict(row["record"]),
-    )
+    return record_of(ChatLogRecord, row, record=dict(row["record"]))

@@ -10,10 +10,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase
+from worldbook.adapters.store.base import StoreBase, record_of
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
-from worldbook.core.records import ApiKeyRecord, now, utc
+from worldbook.core.records import ApiKeyRecord, now
 from worldbook.core.store_rules import check_user_id, hash_secret, new_id
 from worldbook.errors import ApiKeyNotFound
 
@@ -22,13 +22,7 @@ _PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, u
 
 
 def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
-    return ApiKeyRecord(
-        id=row["id"],
-        name=row["name"],
-        prefix=row["prefix"],
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        revoked_at=utc(row["revoked_at"]),
-    )
+    return record_of(ApiKeyRecord, row)
 
 
 class KeysMixin(StoreBase):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import entry_record
+from worldbook.adapters.store.base import entry_record, record_of
 from worldbook.adapters.store.books import _zero_usage
 from worldbook.adapters.store.entries import _draft_values
 from worldbook.core.drafts import EntryDraft, entry_values
@@ -43,16 +43,7 @@ def write_record(row: Mapping[Any, Any]) -> WriteRecord:
 
 
 def trashed_record(row: Mapping[Any, Any]) -> TrashedEntry:
-    draft = dict(row["draft"])
-    return TrashedEntry(
-        entry_id=row["entry_id"],
-        book_id=row["book_id"],
-        draft=EntryDraft(**draft),
-        position=row["position"],
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        trashed_at=utc(row["trashed_at"]),  # type: ignore[arg-type]
-        write_id=row["write_id"],
-    )
+    return record_of(TrashedEntry, row, draft=EntryDraft(**dict(row["draft"])))
 
 
 def living_of(row: Mapping[Any, Any]) -> LivingState:

@@ -11,7 +11,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from worldbook.adapters.store import tables as t
-from worldbook.adapters.store.base import StoreBase
+from worldbook.adapters.store.base import StoreBase, record_of
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core.records import (
     USAGE_VIAS,
@@ -19,24 +19,13 @@ from worldbook.core.records import (
     ImportJobRecord,
     ImportStatus,
     now,
-    utc,
 )
 from worldbook.core.store_rules import check_usage_vias, check_user_id, new_id, turn_usage
 from worldbook.errors import InvalidInput, NotFound
 
 
 def _job_record(row: Mapping[Any, Any]) -> ImportJobRecord:
-    return ImportJobRecord(
-        id=row["id"],
-        book_id=row["book_id"],
-        owner_id=row["owner_id"],
-        source_sha256=row["source_sha256"],
-        total_entries=row["total_entries"],
-        done_entries=row["done_entries"],
-        status=row["status"],
-        created_at=utc(row["created_at"]),  # type: ignore[arg-type]
-        updated_at=utc(row["updated_at"]),  # type: ignore[arg-type]
-    )
+    return record_of(ImportJobRecord, row)
 
 
 def advance_job(conn: sa.Connection, job_id: str, book_id: str, done: int) -> None:
@@ -147,18 +136,7 @@ class UsageMixin(StoreBase):
         )
         with read_tx(self._engine) as conn:
             rows = conn.execute(stmt).mappings().all()
-        return {
-            r["entry_id"]: EntryUsageRecord(
-                entry_id=r["entry_id"],
-                total=r["total"],
-                canon=r["canon"],
-                whole_book=r["whole_book"],
-                full=r["full"],
-                index=r["index"],
-                last_used_at=utc(r["last_used_at"]),
-            )
-            for r in rows
-        }
+        return {r["entry_id"]: record_of(EntryUsageRecord, r) for r in rows}
 
     def usage_alerts(self, book_id: str, min_turns: int) -> list[str]:
         """Enabled when-relevant entries never surfaced, once the book served ``min_turns``."""

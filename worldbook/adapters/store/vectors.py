@@ -147,12 +147,7 @@ class VectorsMixin(StoreBase):
         Rows are in list order, chunks of one entry together; an entry may own several rows.
         """
         stmt = (
-            sa.select(
-                t.entry_vectors.c.entry_id,
-                t.entry_vectors.c.content_hash,
-                t.entry_vectors.c.dim,
-                t.entry_vectors.c.vector,
-            )
+            sa.select(*t.entry_vectors.c["entry_id", "content_hash", "dim", "vector"])
             .join(t.entries, _current(model_id))
             .where(t.entries.c.book_id == book_id, t.entries.c.enabled.is_(True))
             .order_by(t.entries.c.position, t.entries.c.id, t.entry_vectors.c.chunk)
@@ -222,14 +217,7 @@ class VectorsMixin(StoreBase):
         Optionally narrowed to one book and/or to ``entry_ids``; in book, then list, order.
         """
         stmt = (
-            sa.select(
-                t.entries.c.id,
-                t.entries.c.book_id,
-                t.entries.c.content_hash,
-                t.entries.c.title,
-                t.entries.c.aliases,
-                t.entries.c.lore,
-            )
+            sa.select(*t.entries.c["id", "book_id", "content_hash", "title", "aliases", "lore"])
             .join(t.books, t.books.c.id == t.entries.c.book_id)
             .where(
                 t.entries.c.enabled.is_(True),
