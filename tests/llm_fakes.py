@@ -1,4 +1,5 @@
-"""A scripted ``LLM`` for unit tests: queued replies (or errors), every request recorded."""
+"""A scripted ``LLM`` for unit tests: queued replies (or errors), every request recorded; and
+the one-entry lore request the adapter tests send."""
 
 from __future__ import annotations
 
@@ -7,7 +8,17 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult
+from worldbook.llm_port import LLMCapabilities, LLMMessage, LLMRequest, LLMResult
+
+
+def lore_request(schema: dict[str, Any], text: str = "One entry.", **options: Any) -> LLMRequest:
+    """A request for one lore entry shaped by ``schema``, as the generator asks for it."""
+    return LLMRequest(
+        messages=(LLMMessage("system", "You write lore."), LLMMessage("user", text)),
+        schema=schema,
+        schema_name="entry",
+        **options,
+    )
 
 
 class ScriptedLLM:
@@ -25,18 +36,10 @@ class ScriptedLLM:
     ) -> None:
         self.replies: deque[Any] = deque(replies)
         self.requests: list[LLMRequest] = []
-        self._capabilities = LLMCapabilities(
+        self.capabilities = LLMCapabilities(
             context_tokens=context_tokens, max_output_tokens=max_output_tokens
         )
-        self._model = model
-
-    @property
-    def capabilities(self) -> LLMCapabilities:
-        return self._capabilities
-
-    @property
-    def model(self) -> str:
-        return self._model
+        self.model = model
 
     def complete(self, request: LLMRequest) -> LLMResult:
         self.requests.append(request)
@@ -48,7 +51,7 @@ class ScriptedLLM:
             return reply
         text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         data = reply if isinstance(reply, dict) else None
-        return LLMResult(text=text, data=data, model=self._model, json_mode="json_schema")
+        return LLMResult(text=text, data=data, model=self.model, json_mode="json_schema")
 
 
 def entry(

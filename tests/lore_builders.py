@@ -3,10 +3,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Protocol, TypeVar
+
 from worldbook.core.types import LoreBook, LoreEntry, Message, ModelProfile, SemanticHit, Turn
 from worldbook.testing import WordTokenizer
 
 TOKENIZER = WordTokenizer()
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+BookT = TypeVar("BookT", bound=_Identified)
+
+
+def books_once(books: Iterable[BookT]) -> list[BookT]:
+    """The books as an engine uses them: a book reached twice counts once (the first)."""
+    unique: dict[str, BookT] = {}
+    for b in books:
+        unique.setdefault(b.id, b)
+    return list(unique.values())
 
 
 def lore_of(title: str, tokens: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,11 +51,8 @@ def auth(key: str | None, user: str | None) -> dict[str, str]:
 
 @pytest.fixture
 def parts(tmp_path: Path) -> Iterator[Components]:
-    made = make_components(tmp_path)
-    try:
+    with closing(make_components(tmp_path)) as made:
         yield made
-    finally:
-        made.close()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import pytest
 import uvicorn
 
 from tests.api.conftest import auth, make_components
+from tests.concurrency import run_threads
 from tests.conftest import _Postgres, _postgres_database
 from worldbook.api.app import create_app
 from worldbook.service.components import Components
@@ -77,23 +78,13 @@ def live(request: pytest.FixtureRequest, tmp_path: Path, _postgres: _Postgres) -
 def in_parallel(work: Callable[[httpx.Client, int], Any]) -> list[Any]:
     """Run ``work(client, i)`` in 8 threads released together; their results, in order."""
     results: list[Any] = [None] * WRITERS
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(WRITERS)
+    with ExitStack() as stack:  # the clients are made before the threads are released
+        clients = [stack.enter_context(httpx.Client(timeout=120)) for _ in range(WRITERS)]
 
-    def run(i: int) -> None:
-        with httpx.Client(timeout=120) as client:
-            barrier.wait()
-            try:
-                results[i] = work(client, i)
-            except BaseException as exc:  # asserted on below
-                errors.append(exc)
+        def one(i: int) -> None:
+            results[i] = work(clients[i], i)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+        assert run_threads(WRITERS, one) == []
     return results
 
 

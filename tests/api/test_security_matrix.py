@@ -145,51 +145,47 @@ def _logged_chat(w: World, parts: Components) -> Request:
     return f"/v1/chats/{chat}/log", {}
 
 
+def _at(path: str, **request: Any) -> Callable[[World, Components], Request]:
+    """A call to ``path``, a template filled from the world (``/v1/books/{w.book_id}``), with
+    the same httpx keyword arguments every time (copied: ``_call`` pops its headers)."""
+    return lambda w, p: (path.format(w=w), dict(request))
+
+
 _IMPORT = (
     b'{"entries": {"0": {"key": ["x"], "comment": "Imported", '
     b'"content": "An imported entry with enough lore."}}}'
 )
 
 MATRIX: dict[tuple[str, str], Row] = {
-    ("POST", "/v1/books"): Row("free", 201, lambda w, p: ("/v1/books", {"json": {"title": "T"}})),
-    ("GET", "/v1/books"): Row("free", 200, lambda w, p: ("/v1/books", {})),
-    ("GET", "/v1/books/{book_id}"): Row("view", 200, lambda w, p: (f"/v1/books/{w.book_id}", {})),
+    ("POST", "/v1/books"): Row("free", 201, _at("/v1/books", json={"title": "T"})),
+    ("GET", "/v1/books"): Row("free", 200, _at("/v1/books")),
+    ("GET", "/v1/books/{book_id}"): Row("view", 200, _at("/v1/books/{w.book_id}")),
     ("PATCH", "/v1/books/{book_id}"): Row(
-        "own", 200, lambda w, p: (f"/v1/books/{w.book_id}", {"json": {"description": "new"}})
+        "own", 200, _at("/v1/books/{w.book_id}", json={"description": "new"})
     ),
-    ("DELETE", "/v1/books/{book_id}"): Row("own", 200, lambda w, p: (f"/v1/books/{w.book_id}", {})),
+    ("DELETE", "/v1/books/{book_id}"): Row("own", 200, _at("/v1/books/{w.book_id}")),
     ("POST", "/v1/books/{book_id}/restore"): Row(
-        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/restore", {})
+        "own_any", 200, _at("/v1/books/{w.book_id}/restore")
     ),
-    ("POST", "/v1/books/{book_id}/copy"): Row(
-        "use", 201, lambda w, p: (f"/v1/books/{w.book_id}/copy", {})
-    ),
-    ("GET", "/v1/library"): Row("free", 200, lambda w, p: ("/v1/library?tag=matrix", {})),
+    ("POST", "/v1/books/{book_id}/copy"): Row("use", 201, _at("/v1/books/{w.book_id}/copy")),
+    ("GET", "/v1/library"): Row("free", 200, _at("/v1/library?tag=matrix")),
     ("POST", "/v1/books/{book_id}/entries"): Row(
-        "own",
-        201,
-        lambda w, p: (f"/v1/books/{w.book_id}/entries", {"json": {"title": "New", "lore": LORE}}),
+        "own", 201, _at("/v1/books/{w.book_id}/entries", json={"title": "New", "lore": LORE})
     ),
     ("POST", "/v1/books/{book_id}/entries/batch"): Row(
         "own",
         201,
-        lambda w, p: (
-            f"/v1/books/{w.book_id}/entries/batch",
-            {"json": {"entries": [{"title": "New", "lore": LORE}]}},
+        _at(
+            "/v1/books/{w.book_id}/entries/batch",
+            json={"entries": [{"title": "New", "lore": LORE}]},
         ),
     ),
-    ("GET", "/v1/books/{book_id}/entries"): Row(
-        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/entries", {})
-    ),
-    ("GET", "/v1/entries/{entry_id}"): Row(
-        "view", 200, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {})
-    ),
+    ("GET", "/v1/books/{book_id}/entries"): Row("view", 200, _at("/v1/books/{w.book_id}/entries")),
+    ("GET", "/v1/entries/{entry_id}"): Row("view", 200, _at("/v1/entries/{w.entry_ids[0]}")),
     ("PATCH", "/v1/entries/{entry_id}"): Row(
-        "own", 200, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {"json": {"canon": True}})
+        "own", 200, _at("/v1/entries/{w.entry_ids[0]}", json={"canon": True})
     ),
-    ("DELETE", "/v1/entries/{entry_id}"): Row(
-        "own", 204, lambda w, p: (f"/v1/entries/{w.entry_ids[0]}", {})
-    ),
+    ("DELETE", "/v1/entries/{entry_id}"): Row("own", 204, _at("/v1/entries/{w.entry_ids[0]}")),
     ("POST", "/v1/books/{book_id}/entries/move"): Row(
         "own",
         200,
@@ -207,24 +203,21 @@ MATRIX: dict[tuple[str, str], Row] = {
         ),
     ),
     ("PUT", "/v1/attachments/{target_kind}/{target_id}/books/{book_id}"): Row(
-        "use", 200, lambda w, p: (f"/v1/attachments/story/s-{w.book_id}/books/{w.book_id}", {})
+        "use", 200, _at("/v1/attachments/story/s-{w.book_id}/books/{w.book_id}")
     ),
     ("DELETE", "/v1/attachments/{target_kind}/{target_id}/books/{book_id}"): Row(
         "attacher", 204, _detach, notes="only the user who attached it detaches it"
     ),
     ("GET", "/v1/attachments/{target_kind}/{target_id}"): Row(
-        "free", 200, lambda w, p: (f"/v1/attachments/character/{w.target_id}", {})
+        "free", 200, _at("/v1/attachments/character/{w.target_id}")
     ),
     ("POST", "/v1/books/import"): Row(
         "free",
         201,
-        lambda w, p: (
-            "/v1/books/import",
-            {"content": _IMPORT, "headers": {"Content-Type": "application/json"}},
-        ),
+        _at("/v1/books/import", content=_IMPORT, headers={"Content-Type": "application/json"}),
     ),
     ("GET", "/v1/books/{book_id}/export"): Row(
-        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/export?format=ccv3", {})
+        "view", 200, _at("/v1/books/{w.book_id}/export?format=ccv3")
     ),
     ("POST", "/v1/select"): Row(
         "use",
@@ -240,25 +233,19 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("POST", "/v1/lookup"): Row(
         "use", 200, lambda w, p: ("/v1/lookup", {"json": _turn(w, entry_id=w.entry_ids[5])})
     ),
-    ("POST", "/v1/prewarm"): Row(
-        "free", 202, lambda w, p: ("/v1/prewarm", {"json": {"texts": ["A reply."]}})
-    ),
-    ("GET", "/v1/books/{book_id}/usage"): Row(
-        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage", {})
-    ),
+    ("POST", "/v1/prewarm"): Row("free", 202, _at("/v1/prewarm", json={"texts": ["A reply."]})),
+    ("GET", "/v1/books/{book_id}/usage"): Row("own_any", 200, _at("/v1/books/{w.book_id}/usage")),
     ("GET", "/v1/books/{book_id}/usage/daily"): Row(
-        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/usage/daily?days=7", {})
+        "own_any", 200, _at("/v1/books/{w.book_id}/usage/daily?days=7")
     ),
-    ("GET", "/v1/books/{book_id}/index"): Row(
-        "view", 200, lambda w, p: (f"/v1/books/{w.book_id}/index", {})
-    ),
+    ("GET", "/v1/books/{book_id}/index"): Row("view", 200, _at("/v1/books/{w.book_id}/index")),
     ("POST", "/v1/books/generate"): Row(
         "free",
         503,  # no language model is configured in these tests: 503 naming WORLDBOOK_LLM_URL
-        lambda w, p: ("/v1/books/generate", {"json": {"premise": "A drowned coast"}}),
+        _at("/v1/books/generate", json={"premise": "A drowned coast"}),
     ),
     ("POST", "/v1/books/{book_id}/split"): Row(
-        "own", 200, lambda w, p: (f"/v1/books/{w.book_id}/split", {"json": {"text": LORE}})
+        "own", 200, _at("/v1/books/{w.book_id}/split", json={"text": LORE})
     ),
     ("GET", "/v1/chats/{chat_id}/log"): Row(
         "free", 200, _logged_chat, notes="a chat is its user's; see test_chat_log_access"
@@ -281,23 +268,19 @@ MATRIX: dict[tuple[str, str], Row] = {
             },
         ),
     ),
-    ("POST", "/v1/writes/{write_id}/undo"): Row(
-        "own", 200, lambda w, p: (f"/v1/writes/{w.write_id}/undo", {})
-    ),
+    ("POST", "/v1/writes/{write_id}/undo"): Row("own", 200, _at("/v1/writes/{w.write_id}/undo")),
     ("DELETE", "/v1/chats/{chat_id}/messages/{message_id}/writes"): Row(
         "free",
         200,
-        lambda w, p: ("/v1/chats/chat-matrix/messages/m-matrix/writes", {}),
+        _at("/v1/chats/chat-matrix/messages/m-matrix/writes"),
         notes="undoes only the caller's own books' writes",
     ),
-    ("GET", "/v1/books/{book_id}/writes"): Row(
-        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/writes", {})
-    ),
+    ("GET", "/v1/books/{book_id}/writes"): Row("own_any", 200, _at("/v1/books/{w.book_id}/writes")),
     ("GET", "/v1/books/{book_id}/entries/trash"): Row(
-        "own_any", 200, lambda w, p: (f"/v1/books/{w.book_id}/entries/trash", {})
+        "own_any", 200, _at("/v1/books/{w.book_id}/entries/trash")
     ),
     ("POST", "/v1/entries/{entry_id}/restore"): Row(
-        "own", 200, lambda w, p: (f"/v1/entries/{w.trashed_entry_id}/restore", {})
+        "own", 200, _at("/v1/entries/{w.trashed_entry_id}/restore")
     ),
 }
 

@@ -15,25 +15,13 @@ import numpy as np
 import pytest
 import torch
 
+from tests.integration.e5_texts import LONG, TEXTS
 from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.e5 import TorchE5Embedder
 from worldbook.adapters.embedders.e5_torch import E5TorchEncoder, _Packing
 from worldbook.ports import Vectors
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
-
-MESSAGES = [
-    "Hi.",
-    "Who rules the northern kingdom now that the old king is dead?",
-    "Erzähl mir mehr über die Drachen im Gebirge und warum sie die Stadt meiden.",
-    "北の王は誰でしたか？",
-    "Кто был королём севера и что случилось с его сыном после войны?",
-    "I draw my sword and step into the ruined chapel, looking for the relic the priest "
-    "described, while the rain keeps hammering the broken windows above the altar.",
-    "",
-    "ok",
-]
-LONG = " ".join(["The river kingdom kept its old roads and its older quarrels."] * 120)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +37,7 @@ def alone(engine: TorchE5Embedder, texts: Sequence[str], *, queries: bool = True
 def test_a_packed_batch_of_mixed_lengths_gives_each_text_its_vector(
     engine: TorchE5Embedder,
 ) -> None:
-    texts = [*MESSAGES, LONG]
+    texts = [*TEXTS, LONG]
     for queries in (True, False):
         embed = engine.embed_queries if queries else engine.embed_passages
         cosines = np.sum(embed(texts) * alone(engine, texts, queries=queries), axis=1)
@@ -67,7 +55,7 @@ def test_texts_of_a_batch_would_change_if_they_attended_to_each_other(
     def one_attention(self: E5TorchEncoder, qkv: torch.Tensor, packing: _Packing) -> torch.Tensor:
         return per_text(self, qkv, _Packing([qkv.shape[0]]))
 
-    texts = MESSAGES[:3]
+    texts = TEXTS[:3]
     reference = alone(engine, texts)
     monkeypatch.setattr(E5TorchEncoder, "_attention", one_attention)
     mixed = engine.embed_queries(texts)
@@ -109,7 +97,7 @@ def test_concurrent_callers_batched_get_the_vectors_they_get_alone(
     first = threading.Thread(target=call, args=(-1, ["leader message"]))
     first.start()
     assert held.entered.wait(60)
-    messages = [m for m in MESSAGES if m]
+    messages = [m for m in TEXTS if m]
     callers = [threading.Thread(target=call, args=(i, [m])) for i, m in enumerate(messages)]
     for c in callers:
         c.start()

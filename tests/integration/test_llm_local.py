@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from tests.api.conftest import auth, make_components
 from tests.integration.local_llm import LocalLLMServer
+from tests.llm_fakes import lore_request
 from worldbook.adapters.formats import parse_book
 from worldbook.adapters.llm import OpenAICompatibleLLM
 from worldbook.api.app import create_app
@@ -27,7 +28,7 @@ from worldbook.cli.main import app as cli_app
 from worldbook.core.limits import validate_entry_draft, weighted_length
 from worldbook.core.matching import normalize
 from worldbook.errors import LLMAuthFailed, LLMBadReply, LLMContextTooLong, LLMTruncated
-from worldbook.llm_port import LLMMessage, LLMRequest
+from worldbook.llm_port import LLMRequest
 from worldbook.service.generate import GeneratedBook, generate_book
 from worldbook.service.split_text import split_into_entries
 
@@ -68,21 +69,13 @@ def llm_for(server: LocalLLMServer, api_key: str | None = None) -> OpenAICompati
 
 @pytest.fixture()
 def llm(llm_server: LocalLLMServer) -> Iterator[OpenAICompatibleLLM]:
-    adapter = llm_for(llm_server)
-    try:
+    with closing(llm_for(llm_server)) as adapter:
         yield adapter
-    finally:
-        adapter.close()
 
 
 def ask(text: str, max_tokens: int = 120) -> LLMRequest:
-    return LLMRequest(
-        messages=(LLMMessage("system", "You write lore."), LLMMessage("user", text)),
-        schema=ENTRY_SCHEMA,
-        schema_name="entry",
-        max_output_tokens=max_tokens,
-        seed=SEED,
-        temperature=0.2,
+    return lore_request(
+        ENTRY_SCHEMA, text, max_output_tokens=max_tokens, seed=SEED, temperature=0.2
     )
 
 

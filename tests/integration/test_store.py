@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-import threading
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from alembic.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.concurrency import run_threads
 from worldbook.adapters.store import SqlStore, entry_content_hash, open_store, upgrade_database
 from worldbook.adapters.store.tables import metadata
 from worldbook.core.drafts import BookDraft, EntryDraft
@@ -47,25 +46,6 @@ def fill(store: SqlStore, book_id: str, n: int, prefix: str = "Entry") -> list[s
 
 def order(store: SqlStore, book_id: str) -> list[str]:
     return [e.id for e in store.list_entries(book_id)]
-
-
-def run_threads(count: int, work: Callable[[int], object]) -> list[BaseException]:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(count)
-
-    def target(i: int) -> None:
-        barrier.wait()
-        try:
-            work(i)
-        except BaseException as exc:  # collected and asserted on by the caller
-            errors.append(exc)
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
 
 
 # --- schema ----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_store import run_threads
+from tests.concurrency import run_threads
 from worldbook.adapters.store import SqlStore
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.living import (

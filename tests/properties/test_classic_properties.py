@@ -10,12 +10,13 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.lore_builders import books_once
+from tests.unit.classic.helpers import COUNT, select
 from worldbook.core.classic import (
     ChatState,
     ClassicBook,
     ClassicEntry,
     ClassicMatcherCache,
-    ClassicResult,
     ClassicSettings,
     ClassicTurn,
     EntryChatState,
@@ -23,9 +24,7 @@ from worldbook.core.classic import (
     select_classic,
 )
 from worldbook.core.types import Message
-from worldbook.testing import WordTokenizer
 
-COUNT = WordTokenizer().count
 WORDS = ["Gondor", "Rohan", "feu", "feuille", "東京", "앨리스", "кот", "steward", "orc", "the"]
 KEYS = [*WORDS, "/gon(dor)?/i", "/(a+)+$/", "Minas Tirith", "#tag", ""]
 DECORATORS = [
@@ -128,24 +127,14 @@ def turns(draw: st.DrawFn) -> tuple[ClassicTurn, ChatState]:
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _select(turn: ClassicTurn, state: ChatState) -> ClassicResult:
-    return select_classic(turn, state, ClassicMatcherCache())
-
-
-def _pool(turn: ClassicTurn) -> list[ClassicBook]:
-    """The turn's books as the engine uses them: a book reached twice counts once (the first)."""
-    unique: dict[str, ClassicBook] = {}
-    for b in turn.books:
-        unique.setdefault(b.id, b)
-    return list(unique.values())
-
-
 @SETTINGS
 @given(turns())
 def test_disabled_entries_never_appear(case: tuple[ClassicTurn, ChatState]) -> None:
     turn, state = case
-    result = _select(turn, state)
-    disabled = {(e.book_id, e.id) for b in _pool(turn) for e in b.entries if not e.enabled}
+    result = select(turn, state)
+    disabled = {
+        (e.book_id, e.id) for b in books_once(turn.books) for e in b.entries if not e.enabled
+    }
     assert not disabled & {(a.book_id, a.entry_id) for a in result.activations}
     assert all(t.fate == "disabled" for t in result.trace if (t.book_id, t.entry_id) in disabled)
 
@@ -154,7 +143,7 @@ def test_disabled_entries_never_appear(case: tuple[ClassicTurn, ChatState]) -> N
 @given(turns())
 def test_the_budget_is_never_exceeded(case: tuple[ClassicTurn, ChatState]) -> None:
     turn, state = case
-    result = _select(turn, state)
+    result = select(turn, state)
     assert result.used == sum(a.tokens for a in result.activations)
     assert result.used <= result.budget
     assert all(a.text and a.text == a.text.strip() for a in result.activations)
@@ -164,8 +153,8 @@ def test_the_budget_is_never_exceeded(case: tuple[ClassicTurn, ChatState]) -> No
 @given(turns())
 def test_trace_and_order(case: tuple[ClassicTurn, ChatState]) -> None:
     turn, state = case
-    result = _select(turn, state)
-    expected = [(b.id, e.id) for b in _pool(turn) for e in b.entries]
+    result = select(turn, state)
+    expected = [(b.id, e.id) for b in books_once(turn.books) for e in b.entries]
     assert [(t.book_id, t.entry_id) for t in result.trace] == expected
     injected = {(t.book_id, t.entry_id) for t in result.trace if t.fate == "injected"}
     assert injected == {(a.book_id, a.entry_id) for a in result.activations}
@@ -177,8 +166,8 @@ def test_trace_and_order(case: tuple[ClassicTurn, ChatState]) -> None:
 @given(turns())
 def test_the_same_turn_gives_the_same_selection(case: tuple[ClassicTurn, ChatState]) -> None:
     turn, state = case
-    first = _select(turn, state)
-    assert _select(turn, state) == first
+    first = select(turn, state)
+    assert select(turn, state) == first
     warm = ClassicMatcherCache()
     other = ClassicBook("z", "z", (ClassicEntry("z0", "z", "z", "Gondor lore", keys=("x",)),))
     select_classic(replace(turn, books=(other,)), None, warm)  # a cache with another book
@@ -191,8 +180,8 @@ def test_the_same_turn_gives_the_same_selection(case: tuple[ClassicTurn, ChatSta
 def test_a_call_depends_only_on_its_inputs(case: tuple[ClassicTurn, ChatState]) -> None:
     turn, state = case
     before = copy.deepcopy(state)
-    first = _select(turn, state)
-    _select(replace(turn, seed=99, chat_length=(turn.chat_length or 0) + 2), first.state)
+    first = select(turn, state)
+    select(replace(turn, seed=99, chat_length=(turn.chat_length or 0) + 2), first.state)
     assert state == before  # a preview that discards result.state leaves nothing behind
-    assert _select(turn, state) == first
+    assert select(turn, state) == first
     assert ChatState.from_json(first.state.to_json()) == first.state

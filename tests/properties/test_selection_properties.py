@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.lore_builders import TOKENIZER, lore_of
+from tests.lore_builders import TOKENIZER, books_once, lore_of
 from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import canon_budget, select
 from worldbook.core.types import (
@@ -99,13 +99,6 @@ def _run(t: Turn, rules: SelectionRules) -> Selection:
     return select(t, rules, TOKENIZER, matcher_cache=MatcherCache())
 
 
-def _unique(t: Turn) -> list[LoreBook]:
-    seen: dict[str, LoreBook] = {}
-    for b in t.books:
-        seen.setdefault(b.id, b)
-    return list(seen.values())
-
-
 @SETTINGS
 @given(turns(), rules_strategy)
 def test_budgets_never_exceeded(t: Turn, rules: SelectionRules) -> None:
@@ -157,7 +150,7 @@ def test_whole_book_iff_it_fits(t: Turn, rules: SelectionRules) -> None:
     sel = _run(t, rules)
     left = max(0, sel.canon_budget - sel.canon_tokens)
     expected = []
-    for b in _unique(t):
+    for b in books_once(t.books):
         cost = sum(e.tokens for e in b.entries if e.enabled and not e.canon)
         if cost <= left:
             expected.append(b.id)
@@ -165,7 +158,11 @@ def test_whole_book_iff_it_fits(t: Turn, rules: SelectionRules) -> None:
     assert list(sel.whole_books) == expected
     whole_ids = [e.ref.entry_id for e in sel.injected if e.via is Via.WHOLE_BOOK]
     assert whole_ids == [
-        e.id for b in _unique(t) if b.id in expected for e in b.entries if e.enabled and not e.canon
+        e.id
+        for b in books_once(t.books)
+        if b.id in expected
+        for e in b.entries
+        if e.enabled and not e.canon
     ]
 
 
@@ -173,7 +170,7 @@ def test_whole_book_iff_it_fits(t: Turn, rules: SelectionRules) -> None:
 @given(turns(), rules_strategy)
 def test_first_canon_entry_always_kept(t: Turn, rules: SelectionRules) -> None:
     sel = _run(t, rules)
-    canon = [(b.id, e.id) for b in _unique(t) for e in b.entries if e.enabled and e.canon]
+    canon = [(b.id, e.id) for b in books_once(t.books) for e in b.entries if e.enabled and e.canon]
     if canon:
         assert (sel.canon[0].ref.book_id, sel.canon[0].ref.entry_id) == canon[0]
         kept = [(e.ref.book_id, e.ref.entry_id) for e in sel.canon]

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import pytest
 
 from tests.unit._formats_helpers import (
+    LORE,
+    card_png,
     dumps,
-    make_png,
     make_zip,
     needs_samples,
     sample,
-    text_chunk,
 )
 from worldbook.adapters.formats import export_book, parse_book
 from worldbook.core.types import BookMode, Message, ModelProfile
@@ -28,7 +29,6 @@ from worldbook.service.turns import TurnResult, select_turn
 from worldbook.testing import fake_services
 
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")
-LORE = "A long enough piece of lore about the place, well over twenty characters."
 HIT = "Zephyrine"  # the key of the first entry; the second's is "Quillon"
 
 
@@ -99,8 +99,8 @@ def _novelai() -> dict[str, Any]:
 FILES: dict[str, Callable[[], bytes]] = {
     "sillytavern": _st,
     "ccv3_json": lambda: dumps(_card()),
-    "ccv2_png": lambda: make_png(text_chunk("chara", _card("chara_card_v2"))),
-    "ccv3_png": lambda: make_png(text_chunk("ccv3", _card())),
+    "ccv2_png": lambda: card_png("chara", _card("chara_card_v2")),
+    "ccv3_png": lambda: card_png("ccv3", _card()),
     "ccv3_charx": lambda: make_zip({"card.json": dumps(_card())}),
     "lorebook_v3": lambda: dumps({"spec": "lorebook_v3", "data": _card_book()}),
     "character_book": lambda: dumps(_card_book()),
@@ -202,23 +202,27 @@ def test_an_imported_book_renders_in_its_authors_arrangement() -> None:
     assert all("priority" not in e for e in json.loads(exported)["entries"].values())
 
 
+_KEPT = attrgetter(
+    "title",
+    "keys",
+    "secondary_keys",
+    "selective",
+    "selective_logic",
+    "constant",
+    "order",
+    "priority",
+    "probability",
+    "whole_words",
+    "case_sensitive",
+    "scan_depth",
+    "decorators",
+)
+
+
 def essence(entry: Any) -> tuple[Any, ...]:
-    return (
-        entry.title,
-        entry.keys,
-        entry.secondary_keys,
-        entry.selective,
-        entry.selective_logic,
-        entry.constant,
-        entry.order,
-        entry.priority,
-        entry.probability,
-        entry.whole_words,
-        entry.case_sensitive,
-        entry.scan_depth,
-        entry.decorators,
-        {k: entry.extensions.get(k) for k in ("sticky", "cooldown", "delay", "group")},
-    )
+    """What a classic round trip must keep of an entry."""
+    timed = {k: entry.extensions.get(k) for k in ("sticky", "cooldown", "delay", "group")}
+    return (*_KEPT(entry), timed)
 
 
 SAMPLE_BOOKS = (

@@ -4,10 +4,10 @@ what is stored or exported."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.samples import sample_path
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.types import BookMode, Message, ModelProfile
 from worldbook.service import library
@@ -18,7 +18,6 @@ from worldbook.testing import fake_services
 
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")
 FILLER = "Plain lore long enough for an entry, about nothing in particular. " * 12
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples" / "lorebooks"
 
 
 def _turn(services, source: BookSource, text: str, **kw) -> TurnResult:  # type: ignore[no-untyped-def]
@@ -151,9 +150,7 @@ def test_export_writes_the_macros_back_as_imported() -> None:
 
 @pytest.mark.samples
 def test_the_sakana_card_selects_and_renders_with_names() -> None:
-    path = SAMPLES / "contest_Assistant_Sakana.png"
-    if not path.exists():
-        pytest.skip(f"{path} is absent (../shared/samples is not checked out here)")
+    path = sample_path("lorebooks", "contest_Assistant_Sakana.png")
     services = fake_services()
     book = import_book(services, owner_id="alice", data=path.read_bytes(), filename=path.name)
     source = BookSource(book_ids=(book.book_id,), characters=(CastMember("sakana", "Sakana"),))

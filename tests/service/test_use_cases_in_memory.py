@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.samples import SAMPLES_ROOT
+from tests.samples import sample_path
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.records import EntryQuery
 from worldbook.core.types import Message, ModelProfile, Visibility
@@ -24,7 +24,6 @@ from worldbook.testing import InMemoryStore, fake_services
 
 LORE = "Lore long enough to pass the twenty character minimum of an entry."
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")
-SAMPLES = SAMPLES_ROOT / "lorebooks"
 
 
 def _world(services_store: InMemoryStore, owner: str = "alice", n: int = 30) -> str:
@@ -143,9 +142,7 @@ def test_lookup_never_returns_a_disabled_entry() -> None:
 
 @pytest.mark.samples
 def test_import_and_export_on_the_fakes() -> None:
-    path = SAMPLES / "Eldoria.json"
-    if not path.exists():
-        pytest.skip(f"{path} is absent (../shared/samples is not checked out here)")
+    path = sample_path("lorebooks", "Eldoria.json")
     services = fake_services()
     result = import_book(services, owner_id="alice", data=path.read_bytes(), filename=path.name)
     assert result.entries == len(services.store.list_entries(result.book_id)) == 4

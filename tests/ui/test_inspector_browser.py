@@ -525,6 +525,15 @@ def test_the_page_shows_what_the_api_declares(
     browser.shot("17-write-log")
 
 
+def correct_and_submit(page: Any, tag: str, name: str, *, bad: str, error: str, good: str) -> None:
+    """Types ``bad`` into the editor's field ``name`` (its error, shown as typed, says
+    ``error``), corrects it to ``good`` and submits the form."""
+    page.fill(f"{tag}[name={name}]", bad)
+    assert error in page.locator(f"[data-field={name}] .field-error").inner_text()
+    page.fill(f"{tag}[name={name}]", good)
+    page.click("form.editor button[type=submit]")
+
+
 def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Server) -> None:
     lore = "A harbour bell that rings before storms."
     made = {}
@@ -542,10 +551,7 @@ def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Se
         assert page.locator("fieldset.classic").count() == (mode == "classic")
     # A classic field round-trips: keys, one per line, saved as a list.
     page.fill("textarea[name=keys]", "bell\nstorm bell")
-    page.fill("input[name=priority]", "12x")
-    assert "whole number" in page.locator("[data-field=priority] .field-error").inner_text()
-    page.fill("input[name=priority]", "12")
-    page.click("form.editor button[type=submit]")
+    correct_and_submit(page, "input", "priority", bad="12x", error="whole number", good="12")
     page.wait_for_selector(".toast:has-text('Saved')")
     saved = server.call("GET", f"/v1/entries/{made['classic'][1]}")
     assert (saved["keys"], saved["priority"]) == (["bell", "storm bell"], 12)
@@ -556,9 +562,9 @@ def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Se
     page.click("a:text-is('New entry')")
     page.wait_for_selector("form.editor h2:text-is('New entry')")
     page.fill("input[name=title]", "Storm bell")
-    page.fill("textarea[name=lore]", "short")
-    assert "at least 20 characters" in page.locator("[data-field=lore] .field-error").inner_text()
-    page.fill("textarea[name=lore]", "It rings by itself an hour before a storm reaches the bay.")
-    page.click("form.editor button[type=submit]")
+    good = "It rings by itself an hour before a storm reaches the bay."
+    correct_and_submit(
+        page, "textarea", "lore", bad="short", error="at least 20 characters", good=good
+    )
     page.wait_for_selector("form.editor h2:text-is('Storm bell')")
     assert "Storm bell" in titles_in_order(server, made["world"][0])

@@ -42,6 +42,11 @@ def make_png(*chunks: bytes) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + ihdr + idat + b"".join(chunks) + chunk(b"IEND", b"")
 
 
+def card_png(keyword: str, doc: Any) -> bytes:
+    """A tiny PNG carrying ``doc`` in one tEXt chunk named ``keyword``, as cards travel."""
+    return make_png(text_chunk(keyword, doc))
+
+
 def make_zip(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit._formats_helpers import SAMPLES, make_png, needs_samples, sample, text_chunk
+from tests.unit._formats_helpers import SAMPLES, card_png, needs_samples, sample
 from worldbook.adapters.formats import ImportedBook, export_book, parse_book
 from worldbook.adapters.formats.png import text_chunks
 from worldbook.core.types import BookMode
@@ -116,5 +116,5 @@ def test_json_mutations_never_escape(
         container, key = places[int(where * (len(places) - 1))]
         container[key] = value
     body = json.dumps(doc, ensure_ascii=False)
-    data = make_png(text_chunk("chara", doc)) if name.endswith(".png") else body.encode()
+    data = card_png("chara", doc) if name.endswith(".png") else body.encode()
     check(data, mode)

@@ -9,13 +9,13 @@ import pytest
 
 from tests.unit._formats_helpers import (
     LORE,
+    card_png,
     chunk,
     dumps,
     make_png,
     make_zip,
     needs_samples,
     sample,
-    text_chunk,
 )
 from worldbook.adapters.formats import SUPPORTED_FORMATS, parse_book
 from worldbook.errors import InvalidInput, LimitExceeded, PayloadTooLarge, UnsupportedFormat
@@ -153,7 +153,7 @@ def test_png_chunk_with_broken_base64_or_json() -> None:
     with pytest.raises(InvalidInput, match="not valid JSON"):
         parse_book(make_png(chunk(b"tEXt", b"chara\x00" + broken)))
     with pytest.raises(InvalidInput, match="JSON object"):
-        parse_book(make_png(text_chunk("chara", [1, 2])))
+        parse_book(card_png("chara", [1, 2]))
 
 
 def test_png_chunk_length_beyond_file() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import pytest
 
 from tests.unit._formats_helpers import needs_samples, sample
@@ -107,27 +109,31 @@ def test_scenario_maps_novelai_fields() -> None:
     assert result.book.extensions["novelai"]["settings"] == {"orderByKeyLocations": False}
 
 
+_KEPT = attrgetter(
+    "title",
+    "aliases",
+    "lore",
+    "canon",
+    "enabled",
+    "order",
+    "comment",
+    "keys",
+    "secondary_keys",
+    "selective",
+    "selective_logic",
+    "constant",
+    "probability",
+    "role",
+    "whole_words",
+    "case_sensitive",
+    "scan_depth",
+    "decorators",
+)
+
+
 def essence(entry: EntryDraft) -> tuple[object, ...]:
-    return (
-        entry.title,
-        entry.aliases,
-        entry.lore,
-        entry.canon,
-        entry.enabled,
-        entry.order,
-        entry.comment,
-        entry.keys,
-        entry.secondary_keys,
-        entry.selective,
-        entry.selective_logic,
-        entry.constant,
-        entry.probability,
-        entry.role,
-        entry.whole_words,
-        entry.case_sensitive,
-        entry.scan_depth,
-        entry.decorators,
-    )
+    """What a round trip must keep of an entry (its extensions are compared apart)."""
+    return tuple(_KEPT(entry))
 
 
 # Fields a target format needs although the source had none (SillyTavern entries need a uid and

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit._formats_helpers import LORE, dumps, make_png, make_zip, text_chunk
+from tests.unit._formats_helpers import LORE, card_png, dumps, make_png, make_zip, text_chunk
 from worldbook.adapters.formats import SUPPORTED_FORMATS, export_book, parse_book
 from worldbook.core.types import BookMode
 
@@ -322,5 +322,5 @@ def test_novelai_lorebook_in_png_synthetic() -> None:
     plain = chunk(b"tEXt", b"naidata\x00" + dumps(NOVELAI_V2))
     result = parse_book(make_png(plain))
     assert result.format == "novelai_png" and len(result.entries) == 2
-    encoded = parse_book(make_png(text_chunk("naidata", NOVELAI_V2)))
+    encoded = parse_book(card_png("naidata", NOVELAI_V2))
     assert [e.title for e in encoded.entries] == ["Kyoto", "Edo"]

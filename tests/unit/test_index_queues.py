@@ -111,15 +111,3 @@ def test_celery_sender_fails_fast_with_queue_unavailable() -> None:
     assert "WORLDBOOK_BROKER_URL" in info.value.message
     assert not queue.healthy()
     queue.close()
-
-
-def test_importing_worldbook_does_not_import_celery() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, worldbook, worldbook.adapters.queues, worldbook.service.indexing, "
-        "worldbook.service.components; print('celery' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"

@@ -17,7 +17,7 @@ from worldbook.core.types import IndexStatus
 from worldbook.errors import IndexUnavailable, InvalidInput, QueueUnavailable, StorageUnavailable
 from worldbook.ports import Vectors
 from worldbook.service.indexing import index_entries, rebuild, request_indexing, sweep
-from worldbook.testing import HashingEmbedder
+from worldbook.testing import HashingEmbedder, RecordingQueue
 
 MODEL = HashingEmbedder().model_id
 
@@ -56,24 +56,19 @@ def statuses(store: SqlStore, ids: Sequence[str]) -> dict[str, IndexStatus]:
     return {k: v[0] for k, v in store.index_statuses(ids).items()}
 
 
-class RecordingQueue:
+class BrokerQueue(RecordingQueue):
+    """The recording fake with each send kept apart in ``sent``, and a broker that may be down
+    (closed): a send then fails as the Celery sender's does."""
+
     def __init__(self, *, down: bool = False) -> None:
         self.sent: list[list[str]] = []
-        self.down = down
+        super().__init__(lambda ids: self.sent.append(list(ids)))
+        self.closed = down
 
     def enqueue(self, entry_ids: Sequence[str]) -> None:
-        if self.down:
+        if self.closed:
             raise QueueUnavailable("broker down")
-        self.sent.append(list(entry_ids))
-
-    def healthy(self) -> bool:
-        return not self.down
-
-    def pending(self) -> int:
-        return 0
-
-    def close(self) -> None:
-        self.down = True
+        super().enqueue(entry_ids)
 
 
 def test_indexes_every_enabled_entry_once_and_only_once(store: SqlStore) -> None:
@@ -266,7 +261,7 @@ def test_on_indexed_names_the_books_that_changed(store: SqlStore) -> None:
 def test_sweep_queues_exactly_what_lacks_a_current_vector(store: SqlStore) -> None:
     book_id, ids = make_book(store, 4)
     index_entries(ids[:2], store=store, embedder=HashingEmbedder())
-    queue = RecordingQueue()
+    queue = BrokerQueue()
     assert sweep(store, queue, MODEL, book_id=book_id) == 2
     assert queue.sent == [ids[2:]]
     assert set(statuses(store, ids[2:]).values()) == {IndexStatus.QUEUED}
@@ -277,7 +272,7 @@ def test_sweep_keeps_failure_reasons_and_corrects_a_false_indexed(store: SqlStor
     store.update_entry(ids[0], lore="This lore contains POISON for the model, sadly.")
     index_entries(ids[:1], store=store, embedder=PoisonEmbedder())
     store.set_index_status(ids[1:2], IndexStatus.INDEXED)  # claims indexed, has no vector
-    queue = RecordingQueue()
+    queue = BrokerQueue()
     assert sweep(store, queue, MODEL, book_id=book_id) == 3
     assert queue.sent == [ids]
     after = store.index_statuses(ids)
@@ -288,11 +283,11 @@ def test_sweep_keeps_failure_reasons_and_corrects_a_false_indexed(store: SqlStor
 
 def test_a_broker_outage_does_not_fail_the_write_and_the_sweep_recovers(store: SqlStore) -> None:
     book_id, ids = make_book(store, 3)
-    assert request_indexing(store, RecordingQueue(down=True), ids, MODEL) is False
+    assert request_indexing(store, BrokerQueue(down=True), ids, MODEL) is False
     assert set(statuses(store, ids).values()) == {IndexStatus.QUEUED}
     with pytest.raises(QueueUnavailable):
-        sweep(store, RecordingQueue(down=True), MODEL, book_id=book_id)
-    up = RecordingQueue()
+        sweep(store, BrokerQueue(down=True), MODEL, book_id=book_id)
+    up = BrokerQueue()
     assert sweep(store, up, MODEL, book_id=book_id) == 3
     assert up.sent == [ids]
 
@@ -300,7 +295,7 @@ def test_a_broker_outage_does_not_fail_the_write_and_the_sweep_recovers(store: S
 def test_request_indexing_skips_entries_already_indexed(store: SqlStore) -> None:
     _, ids = make_book(store, 3)
     index_entries(ids[:1], store=store, embedder=HashingEmbedder())
-    queue = RecordingQueue()
+    queue = BrokerQueue()
     assert request_indexing(store, queue, ids, MODEL)
     assert queue.sent == [ids[1:]]
     assert statuses(store, ids[:1])[ids[0]] == IndexStatus.INDEXED
@@ -309,7 +304,7 @@ def test_request_indexing_skips_entries_already_indexed(store: SqlStore) -> None
 def test_rebuild_drops_the_vectors_and_queues_everything_again(store: SqlStore) -> None:
     book_id, ids = make_book(store, 3)
     index_entries(ids, store=store, embedder=HashingEmbedder())
-    queue = RecordingQueue()
+    queue = BrokerQueue()
     assert rebuild(store, MODEL, book_id=book_id, queue=queue) == 3
     assert queue.sent == [ids]
     assert store.book_index_share(book_id, MODEL) == 0.0

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.llm_fakes import lore_request
 from worldbook.adapters.llm.anthropic import AnthropicLLM
 from worldbook.errors import (
     LLMAuthFailed,
@@ -17,16 +18,9 @@ from worldbook.errors import (
     LLMTruncated,
     LLMUnavailable,
 )
-from worldbook.llm_port import LLMMessage, LLMRequest
 
 SCHEMA = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
-REQUEST = LLMRequest(
-    messages=(LLMMessage("system", "You write lore."), LLMMessage("user", "One entry.")),
-    schema=SCHEMA,
-    schema_name="entry",
-    max_output_tokens=300,
-    temperature=1.4,
-)
+REQUEST = lore_request(SCHEMA, max_output_tokens=300, temperature=1.4)
 
 
 def message(*content: dict[str, Any], stop: str = "tool_use") -> dict[str, Any]:

@@ -10,18 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.llm_fakes import lore_request
+from worldbook import errors
 from worldbook.adapters.llm import build_llm, provider_of
 from worldbook.adapters.llm.anthropic import AnthropicLLM
 from worldbook.adapters.llm.openai_compat import OpenAICompatibleLLM, portable_schema
-from worldbook.errors import (
-    LanguageModelError,
-    LLMAuthFailed,
-    LLMContextTooLong,
-    LLMRateLimited,
-    LLMTimeout,
-    LLMTruncated,
-    LLMUnavailable,
-)
 from worldbook.llm_port import LLM, LLMMessage, LLMRequest
 from worldbook.settings import WorldbookSettings
 
@@ -34,13 +27,7 @@ SCHEMA = {
     "required": ["title", "pattern"],
     "additionalProperties": False,
 }
-REQUEST = LLMRequest(
-    messages=(LLMMessage("system", "You write lore."), LLMMessage("user", "One entry.")),
-    schema=SCHEMA,
-    schema_name="entry",
-    max_output_tokens=200,
-    seed=7,
-)
+REQUEST = lore_request(SCHEMA, max_output_tokens=200, seed=7)
 
 
 def completion(content: str | None, finish: str = "stop", **message: Any) -> dict[str, Any]:
@@ -172,7 +159,7 @@ def test_a_refusal_field_is_the_text() -> None:
 def test_finish_reason_length_is_truncated_with_the_partial_text() -> None:
     rec = Recorder(httpx.Response(200, json=completion('{"title": "Ve', finish="length")))
     llm, _ = client(rec)
-    with pytest.raises(LLMTruncated) as cut:
+    with pytest.raises(errors.LLMTruncated) as cut:
         llm.complete(REQUEST)
     assert cut.value.partial == '{"title": "Ve'
 
@@ -181,7 +168,7 @@ def test_finish_reason_length_is_truncated_with_the_partial_text() -> None:
 def test_auth_failures_name_the_setting_and_never_the_key(status: int) -> None:
     rec = Recorder(error(status, "Invalid API Key", "authentication_error"))
     llm, waits = client(rec)
-    with pytest.raises(LLMAuthFailed) as failed:
+    with pytest.raises(errors.LLMAuthFailed) as failed:
         llm.complete(REQUEST)
     assert "WORLDBOOK_LLM_API_KEY" in failed.value.message
     assert "sk-secret" not in failed.value.message
@@ -203,7 +190,7 @@ def test_a_long_retry_after_is_passed_on_not_waited() -> None:
         429, headers={"Retry-After": "60"}, json={"error": {"message": "slow down"}}
     )
     llm, waits = client(Recorder(limited))
-    with pytest.raises(LLMRateLimited) as failed:
+    with pytest.raises(errors.LLMRateLimited) as failed:
         llm.complete(REQUEST)
     assert failed.value.retry_after == 60.0
     assert waits == []
@@ -212,7 +199,7 @@ def test_a_long_retry_after_is_passed_on_not_waited() -> None:
 def test_server_errors_are_retried_then_reported_unavailable() -> None:
     rec = Recorder(*[error(500, "boom", "server_error") for _ in range(3)])
     llm, waits = client(rec, max_retries=2)
-    with pytest.raises(LLMUnavailable, match="HTTP 500"):
+    with pytest.raises(errors.LLMUnavailable, match="HTTP 500"):
         llm.complete(REQUEST)
     assert waits == [0.5, 1.0]
     assert len(rec.bodies) == 3
@@ -233,28 +220,28 @@ def test_context_overflow_from_llama_cpp_and_openai() -> None:
     )
     for reply in (llama, openai):
         llm, _ = client(Recorder(reply))
-        with pytest.raises(LLMContextTooLong, match="context window"):
+        with pytest.raises(errors.LLMContextTooLong, match="context window"):
             llm.complete(REQUEST)
 
 
 def test_timeouts_and_unreachable_servers() -> None:
     llm, _ = client(Recorder(httpx.ReadTimeout("slow")), timeout_s=3)
-    with pytest.raises(LLMTimeout, match="3 s"):
+    with pytest.raises(errors.LLMTimeout, match="3 s"):
         llm.complete(REQUEST)
     llm, _ = client(Recorder(httpx.ConnectError("refused")))
-    with pytest.raises(LLMUnavailable, match="WORLDBOOK_LLM_URL"):
+    with pytest.raises(errors.LLMUnavailable, match="WORLDBOOK_LLM_URL"):
         llm.complete(REQUEST)
 
 
 def test_other_client_errors_and_junk_bodies_are_model_errors() -> None:
     llm, _ = client(Recorder(error(404, "model 'x' not found", "not_found_error")))
-    with pytest.raises(LanguageModelError, match="WORLDBOOK_LLM_MODEL"):
+    with pytest.raises(errors.LanguageModelError, match="WORLDBOOK_LLM_MODEL"):
         llm.complete(REQUEST)
     llm, _ = client(Recorder(httpx.Response(200, text="<html>proxy</html>")))
-    with pytest.raises(LanguageModelError, match="not JSON"):
+    with pytest.raises(errors.LanguageModelError, match="not JSON"):
         llm.complete(REQUEST)
     llm, _ = client(Recorder(httpx.Response(200, json={"choices": []})))
-    with pytest.raises(LanguageModelError, match="no choices"):
+    with pytest.raises(errors.LanguageModelError, match="no choices"):
         llm.complete(REQUEST)
 
 

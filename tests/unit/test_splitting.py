@@ -92,21 +92,19 @@ def test_an_over_long_section_is_cut_at_paragraph_breaks_into_near_equal_parts()
     assert split.joined() == text
 
 
-def test_a_long_paragraph_is_cut_at_a_sentence_end() -> None:
-    text = "The archive keeps every chart. " * 1200  # one 37,200-character paragraph
+@pytest.mark.parametrize(
+    ("text", "end", "separator"),
+    [
+        ("The archive keeps every chart. " * 1200, "chart.", " "),  # one 37,200-char paragraph
+        ("東京は日本の首都であり、多くの人が住んでいます。" * 1000, "。", ""),  # 23,000, no spaces
+    ],
+    ids=["a long paragraph at a sentence end", "CJK without spaces after a full stop"],
+)
+def test_a_long_paragraph_is_cut_after_a_sentence(text: str, end: str, separator: str) -> None:
     split = split_text(text)
     assert len(split.parts) == 2
-    assert split.parts[0].lore.endswith("chart.")
-    assert split.parts[0].separator == " "
-    assert split.joined() == text
-
-
-def test_cjk_text_without_spaces_is_cut_after_a_full_stop() -> None:
-    text = "東京は日本の首都であり、多くの人が住んでいます。" * 1000  # 23,000 characters
-    split = split_text(text)
-    assert len(split.parts) == 2
-    assert split.parts[0].lore.endswith("。")
-    assert split.parts[0].separator == ""
+    assert split.parts[0].lore.endswith(end)
+    assert split.parts[0].separator == separator
     assert split.joined() == text
 
 

@@ -66,8 +66,12 @@ def run(
     if isinstance(books, ClassicBook):
         books = (books,)
     turn.setdefault("chat_id", "chat-1")
-    classic_turn = ClassicTurn(books, messages, COUNT, **turn)
-    return select_classic(classic_turn, state, ClassicMatcherCache())
+    return select(ClassicTurn(books, messages, COUNT, **turn), state)
+
+
+def select(turn: ClassicTurn, state: ChatState | None = None) -> ClassicResult:
+    """The turn's selection with a fresh matcher cache (tests never share compiled books)."""
+    return select_classic(turn, state, ClassicMatcherCache())
 
 
 def ids(result: ClassicResult) -> list[str]:
