@@ -1,8 +1,8 @@
 """The pure rules every store applies — the SQL store and the in-memory fake alike.
 
 Kept in one place so the fake that most tests run against cannot drift from the real store:
-ids, the checks of owner/chat/target arguments, how API-key secrets are hashed, and how one
-served turn becomes usage counts.
+ids, a new book's first record, the checks of owner/chat/target arguments, how API-key secrets
+are hashed, and how one served turn becomes usage counts.
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
-from worldbook.core.records import TARGET_KINDS, USAGE_OF_VIA, USAGE_VIAS
+from worldbook.core.drafts import BookDraft
+from worldbook.core.records import TARGET_KINDS, USAGE_OF_VIA, USAGE_VIAS, BookRecord
+from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import InvalidInput
 
 MAX_USER_ID = 255
@@ -27,6 +30,29 @@ def new_id() -> str:
         candidate = secrets.token_urlsafe(16)
         if candidate[0].isalnum():
             return candidate
+
+
+def new_book_record(
+    book_id: str, owner_id: str, draft: BookDraft, *, at: datetime, entry_count: int = 0
+) -> BookRecord:
+    """A book as first stored: version 1, nothing indexed yet, created and updated ``at``."""
+    return BookRecord(
+        id=book_id,
+        owner_id=owner_id,
+        title=draft.title,
+        description=draft.description,
+        tags=tuple(draft.tags),
+        visibility=Visibility(draft.visibility),
+        mode=BookMode(draft.mode),
+        settings=dict(draft.settings),
+        extensions=dict(draft.extensions),
+        created_at=at,
+        updated_at=at,
+        deleted_at=None,
+        version=1,
+        index_version=0,
+        entry_count=entry_count,
+    )
 
 
 def check_user_id(user_id: object, *, field: str = "user_id") -> str:

@@ -20,7 +20,13 @@ from worldbook.core.records import (
     TargetKind,
     now,
 )
-from worldbook.core.store_rules import check_target, check_user_id, hash_secret, new_id
+from worldbook.core.store_rules import (
+    check_target,
+    check_user_id,
+    hash_secret,
+    new_book_record,
+    new_id,
+)
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import ApiKeyNotFound, BookNotFound
 
@@ -102,24 +108,7 @@ class BookTable:
 
     def _insert_book(self, owner_id: str, draft: BookDraft) -> BookRecord:
         check_user_id(owner_id, field="owner_id")
-        stamp = now()
-        record = BookRecord(
-            id=new_id(),
-            owner_id=owner_id,
-            title=draft.title,
-            description=draft.description,
-            tags=tuple(draft.tags),
-            visibility=Visibility(draft.visibility),
-            mode=BookMode(draft.mode),
-            settings=dict(draft.settings),
-            extensions=dict(draft.extensions),
-            created_at=stamp,
-            updated_at=stamp,
-            deleted_at=None,
-            version=1,
-            index_version=0,
-            entry_count=0,
-        )
+        record = new_book_record(new_id(), owner_id, draft, at=now())
         self._users.add(owner_id)
         self._books[record.id] = record
         self._turns[record.id] = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +22,7 @@ from worldbook.core.records import (
     BookRecord,
     now,
 )
-from worldbook.core.store_rules import check_user_id, new_id
+from worldbook.core.store_rules import check_user_id, new_book_record, new_id
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import BookNotFound
 
@@ -51,26 +52,8 @@ class BooksMixin(StoreBase):
         entry_count: int,
     ) -> None:
         """The book row, its tag rows and its usage row (inside the caller's transaction)."""
-        stamp = now()
-        conn.execute(
-            sa.insert(t.books).values(
-                id=book_id,
-                owner_id=owner_id,
-                title=draft.title,
-                description=draft.description,
-                tags=list(draft.tags),
-                visibility=Visibility(draft.visibility).value,
-                mode=BookMode(draft.mode).value,
-                settings=dict(draft.settings),
-                extensions=dict(draft.extensions),
-                created_at=stamp,
-                updated_at=stamp,
-                deleted_at=None,
-                version=1,
-                index_version=0,
-                entry_count=entry_count,
-            )
-        )
+        book = new_book_record(book_id, owner_id, draft, at=now(), entry_count=entry_count)
+        conn.execute(sa.insert(t.books).values(**asdict(book), tags=list(book.tags)))
         self._write_tags(conn, book_id, draft.tags)
         conn.execute(sa.insert(t.book_usage).values(book_id=book_id, turns=0))
 
