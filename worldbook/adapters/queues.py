@@ -94,19 +94,16 @@ class CeleryIndexQueue:
         """
         ids = list(dict.fromkeys(entry_ids))
         for start in range(0, len(ids), self._per_message):
-            try:
-                self._app.send_task(
-                    INDEX_TASK, args=[ids[start : start + self._per_message]], retry=False
-                )
-            except Exception as exc:
-                if _is_broker_error(exc):
-                    raise _unavailable(exc) from exc
-                raise
+            self._send(INDEX_TASK, args=[ids[start : start + self._per_message]])
 
     def send_sweep(self) -> None:
         """Ask a worker to run the sweep (what Celery beat does on its schedule)."""
+        self._send(SWEEP_TASK)
+
+    def _send(self, task: str, args: list[Any] | None = None) -> None:
+        """Send one task message; a broker that cannot be reached is :class:`QueueUnavailable`."""
         try:
-            self._app.send_task(SWEEP_TASK, retry=False)
+            self._app.send_task(task, args=args, retry=False)
         except Exception as exc:
             if _is_broker_error(exc):
                 raise _unavailable(exc) from exc

@@ -38,6 +38,7 @@ from worldbook.bench.quality import (
     _import_all,
     _peer_entries,
     peer_outcomes,
+    turn_fields,
 )
 from worldbook.core.selection import canon_budget
 from worldbook.core.types import Decision, Message, ModelProfile, Selection, Via
@@ -93,14 +94,7 @@ def load_hard_set(folder: Path) -> HardSet:
     """A set folder built by ``benchmarks/hard_set/build.py``."""
     doc = json.loads((folder / "turns.json").read_text(encoding="utf-8"))
     turns = tuple(
-        HardTurn(
-            id=t["id"],
-            kind=t["kind"],
-            lang=t["lang"],
-            messages=tuple(Message(m["role"], m["content"], m.get("name")) for m in t["messages"]),
-            gold=tuple(t["gold"]),
-            avoid=tuple(t.get("avoid", ())),
-        )
+        HardTurn(kind=t["kind"], avoid=tuple(t.get("avoid", ())), **turn_fields(t))
         for t in doc["turns"]
     )
     return HardSet(folder.name, folder / doc["book"], turns, dict(doc["entry_lang"]))

@@ -59,18 +59,17 @@ class Outcome:
     tokens: int
 
 
+def turn_fields(turn: dict[str, Any]) -> dict[str, Any]:
+    """What every turn file (this one, the hard sets') writes of a turn: id, language, messages
+    (role, content, name) and the gold entry titles."""
+    messages = tuple(Message(m["role"], m["content"], m.get("name")) for m in turn["messages"])
+    gold = tuple(turn["gold"])
+    return {"id": turn["id"], "lang": turn["lang"], "messages": messages, "gold": gold}
+
+
 def load_turns(path: Path) -> list[LabelledTurn]:
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        LabelledTurn(
-            id=t["id"],
-            book=t["book"],
-            lang=t["lang"],
-            messages=tuple(Message(m["role"], m["content"], m.get("name")) for m in t["messages"]),
-            gold=tuple(t["gold"]),
-        )
-        for t in doc["turns"]
-    ]
+    return [LabelledTurn(book=t["book"], **turn_fields(t)) for t in doc["turns"]]
 
 
 def _components(settings: WorldbookSettings, embedder: Embedder, workdir: Path) -> Components:

@@ -81,62 +81,35 @@ def assemble(run: dict[str, Any]) -> dict[str, Any]:
 def _targets(out: dict[str, Any], default: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
-    def add(name: str, value: float | None, goal: str, met: bool | None) -> None:
-        rows.append({"target": name, "value": value, "goal": goal, "met": met})
+    def add(
+        name: str, value: float, op: str, limit: float, *, digits: int | None = None, unit: str = ""
+    ) -> None:
+        """The target ``value op limit`` (``op``: ``>=`` or ``<=``); the row shows ``value``
+        rounded to ``digits`` when given, and the goal as written here."""
+        met = value >= limit if op == ">=" else value <= limit
+        shown = value if digits is None else round(value, digits)
+        rows.append({"target": name, "value": shown, "goal": f"{op} {limit}{unit}", "met": met})
 
     xq = out.get("xquad")
     if xq and default in xq:
         s = summary(xq[default])
-        add(
-            "XQuAD R@5, default embedder, worst language",
-            s["min_r@5"],
-            ">= 0.88",
-            s["min_r@5"] >= 0.88,
-        )
-        add(
-            "XQuAD R@5, default embedder, mean of 11 non-English",
-            s["mean_r@5_non_en"],
-            ">= 0.93",
-            s["mean_r@5_non_en"] >= 0.93,
-        )
+        add("XQuAD R@5, default embedder, worst language", s["min_r@5"], ">=", 0.88)
+        add("XQuAD R@5, default embedder, mean of 11 non-English", s["mean_r@5_non_en"], ">=", 0.93)
         raw = "raw:" + default.split(":", 1)[1]
         if raw in xq:
             # The engine may beat its raw model (title header, chunking); only a shortfall counts.
             gap = max(xq[raw][lg]["r@5"] - xq[default][lg]["r@5"] for lg in xq[default])
-            add(
-                "engine below its raw embedder, worst language R@5 (negative = above)",
-                round(gap, 4),
-                "<= 0.01",
-                gap <= 0.01,
-            )
+            name = "engine below its raw embedder, worst language R@5 (negative = above)"
+            add(name, gap, "<=", 0.01, digits=4)
     if out.get("turn_ms"):
-        add(
-            "end-to-end turn p50 (2,000 entries), ms",
-            out["turn_ms"]["p50"],
-            "<= 30",
-            out["turn_ms"]["p50"] <= 30,
-        )
-        add(
-            "end-to-end turn p99 (2,000 entries), ms",
-            out["turn_ms"]["p99"],
-            "<= 80",
-            out["turn_ms"]["p99"] <= 80,
-        )
+        add("end-to-end turn p50 (2,000 entries), ms", out["turn_ms"]["p50"], "<=", 30)
+        add("end-to-end turn p99 (2,000 entries), ms", out["turn_ms"]["p99"], "<=", 80)
     if out.get("selection_ms"):
-        add(
-            "selection core p50 (2,000 entries), ms",
-            out["selection_ms"]["p50"],
-            "<= 2",
-            out["selection_ms"]["p50"] <= 2,
-        )
+        add("selection core p50 (2,000 entries), ms", out["selection_ms"]["p50"], "<=", 2)
     if out.get("selection_ms") and out.get("scan_baseline_ms"):
         ratio = out["scan_baseline_ms"]["p50"] / out["selection_ms"]["p50"]
-        add(
-            "ST-style scan / selection core, p50 (2,000 entries)",
-            round(ratio, 1),
-            ">= 10x",
-            ratio >= 10,
-        )
+        name = "ST-style scan / selection core, p50 (2,000 entries)"
+        add(name, ratio, ">=", 10, digits=1, unit="x")
     return rows
 
 

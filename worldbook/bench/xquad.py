@@ -33,7 +33,7 @@ from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.bench.peers import ST_VECTOR_THRESHOLD, ST_VECTOR_TOP_K
 from worldbook.core.embed_text import passage_texts
 from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination
-from worldbook.ports import BookVectors, Embedder
+from worldbook.ports import BookVectors, Embedder, Vectors
 from worldbook.service.entry_languages import entry_language
 
 NEUTRAL_TITLE = "Paragraph"
@@ -166,31 +166,41 @@ def engine_method(
     return out
 
 
-def raw_method(data: XquadData, embedder: Embedder) -> Table:
-    """Bare paragraph vs bare question, brute-force cosine: the model's own ceiling."""
+def _cosine_method(
+    data: XquadData, embedder: Embedder, rank: Callable[[Vectors, list[int]], list[int]]
+) -> Table:
+    """Bare paragraphs vs bare questions by brute-force cosine, per language: ``rank`` turns the
+    (question × paragraph) scores and the gold paragraphs into the gold ranks."""
     passages = embedder.embed_passages(data.paragraphs)
     out: Table = {}
     for lang, qs in data.questions.items():
         scores = embedder.embed_queries([q for _, q in qs]) @ passages.T
-        gold = np.array([g for g, _ in qs])
-        gold_scores = scores[np.arange(len(qs)), gold]
-        out[lang] = metrics(((scores > gold_scores[:, None]).sum(axis=1) + 1).tolist())
+        out[lang] = metrics(rank(scores, [g for g, _ in qs]))
     return out
+
+
+def _rank_all(scores: Vectors, gold: list[int]) -> list[int]:
+    gold_scores = scores[np.arange(len(gold)), np.array(gold)]
+    return list(((scores > gold_scores[:, None]).sum(axis=1) + 1).tolist())
+
+
+def _rank_top_k(scores: Vectors, gold: list[int]) -> list[int]:
+    ranks = []
+    for row, g in zip(scores, gold, strict=True):
+        top = [int(i) for i in np.argsort(-row, kind="stable")[:ST_VECTOR_TOP_K]]
+        top = [i for i in top if row[i] >= ST_VECTOR_THRESHOLD]
+        ranks.append(top.index(g) + 1 if g in top else NOT_FOUND)
+    return ranks
+
+
+def raw_method(data: XquadData, embedder: Embedder) -> Table:
+    """Bare paragraph vs bare question, brute-force cosine: the model's own ceiling."""
+    return _cosine_method(data, embedder, _rank_all)
 
 
 def vector_storage_method(data: XquadData, minilm: Embedder) -> Table:
     """peers.md §1.2: content only, top 5 above 0.25; outside that list = not found."""
-    passages = minilm.embed_passages(data.paragraphs)
-    out: Table = {}
-    for lang, qs in data.questions.items():
-        scores = minilm.embed_queries([q for _, q in qs]) @ passages.T
-        ranks = []
-        for row, (gold, _) in zip(scores, qs, strict=True):
-            top = [int(i) for i in np.argsort(-row, kind="stable")[:ST_VECTOR_TOP_K]]
-            top = [i for i in top if row[i] >= ST_VECTOR_THRESHOLD]
-            ranks.append(top.index(gold) + 1 if gold in top else NOT_FOUND)
-        out[lang] = metrics(ranks)
-    return out
+    return _cosine_method(data, minilm, _rank_top_k)
 
 
 def list_order_method(data: XquadData) -> Table:

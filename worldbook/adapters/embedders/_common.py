@@ -87,10 +87,11 @@ class LazyModelEmbedder:
     under a lock, and the embed path (empty batch, error translation, result checks).
 
     A subclass sets ``_model_id`` after ``super().__init__``, provides ``dim`` and
-    ``max_passage_chars``, and implements :meth:`_load_model` (raising :class:`IndexUnavailable`
-    with its own advice) and :meth:`_encode`. ``ONE_CALL_AT_A_TIME`` holds the lock around the
-    load and the whole encode (an engine with shared scratch state); ``dim`` must then not load
-    the model, since the lock is not re-entrant. ``NORMALISE`` rescales the checked vectors.
+    ``max_passage_chars`` (class attributes where the model fixes them), and implements
+    :meth:`_load_model` (raising :class:`IndexUnavailable` with its own advice) and
+    :meth:`_encode`. ``ONE_CALL_AT_A_TIME`` holds the lock around the load and the whole encode
+    (an engine with shared scratch state); ``dim`` must then not load the model, since the lock
+    is not re-entrant. ``NORMALISE`` rescales the checked vectors.
     """
 
     ONE_CALL_AT_A_TIME: ClassVar[bool] = False

@@ -43,18 +43,12 @@ class _E5Embedder(LazyModelEmbedder):
     """What both engines share: the model id, dimension and passage size."""
 
     engine: str
+    dim = E5_DIM
+    max_passage_chars = E5_MAX_PASSAGE_UNITS
 
     def __init__(self, *, threads: int = 0) -> None:
         super().__init__(threads=threads)
         self._model_id = e5_model_id()
-
-    @property
-    def dim(self) -> int:
-        return E5_DIM
-
-    @property
-    def max_passage_chars(self) -> int:
-        return E5_MAX_PASSAGE_UNITS
 
     def _unavailable(self, exc: Exception, advice: str) -> IndexUnavailable:
         return IndexUnavailable(

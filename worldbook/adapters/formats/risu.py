@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from worldbook.adapters.formats.source import (
-    ORDER_RANGE,
     SUBSTRING_KEYS,
     Fields,
     SourceBook,
@@ -21,18 +20,20 @@ from worldbook.adapters.formats.source import (
 )
 
 NS = "risu"
+_FIELDS = {  # SourceEntry field → RisuAI key
+    "title_hint": "comment",
+    "content": "content",
+    "keys": "key",
+    "secondary_keys": "secondkey",
+    "order": "insertorder",
+    "constant": "alwaysActive",
+    "selective": "selective",
+}
 
 
 def _entry(obj: object, where: str) -> SourceEntry:
     f = Fields(obj, where)
-    e = SourceEntry(label=where)
-    e.title_hint = f.string("comment")
-    e.content = f.string("content")
-    e.keys = f.comma_strings("key")
-    e.secondary_keys = f.comma_strings("secondkey")
-    e.order = f.integer("insertorder", 100, *ORDER_RANGE)
-    e.constant = f.boolean("alwaysActive", False)
-    e.selective = f.boolean("selective", False)
+    e = f.fill(SourceEntry(label=where), _FIELDS, comma_lists=True)
     if f.has("activationPercent"):
         e.probability = f.integer("activationPercent", 100, 0, 100)
     extras = f.rest().get("extentions")

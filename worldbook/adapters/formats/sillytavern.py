@@ -20,6 +20,7 @@ from worldbook.adapters.formats.source import (
     check_count,
     kind,
     require_object,
+    titled_book,
 )
 from worldbook.errors import InvalidInput
 
@@ -113,9 +114,7 @@ def read_entry(
 def read_book(doc: dict[str, Any], fmt: str = "sillytavern") -> SourceBook:
     """A SillyTavern World Info file (already parsed and recognised by ``detect``)."""
     f = Fields(doc, "book")
-    book = SourceBook(format=fmt)
-    book.title = f.string("name")
-    book.description = f.string("description")
+    book = titled_book(f, fmt, "name")
     entries = doc.get("entries")
     if isinstance(entries, dict):
         items = list(entries.items())

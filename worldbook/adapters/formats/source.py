@@ -9,6 +9,7 @@ verbatim so that export can write it back (formats.md §6: keep unknown keys for
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,12 @@ SUBSTRING_KEYS = {"whole_words": False}
 """Book settings of formats whose apps match keys anywhere in a word (KoboldAI, AI Dungeon,
 NovelAI, RisuAI's default "partial" mode): their authors wrote keys for that."""
 """Source orders whose mirror fits the 32-bit column (others are read clamped, raw kept)."""
+_RANGES: dict[str, tuple[int, int]] = {
+    "order": ORDER_RANGE,
+    "selective_logic": (0, 3),
+    "probability": (0, 100),
+}
+"""The range of each numeric :class:`SourceEntry` field :meth:`Fields.fill` reads (clamped)."""
 
 
 @dataclass(slots=True)
@@ -247,6 +254,38 @@ class Fields:
         check_count(len(items), where)
         return items
 
+    def entries(
+        self, name: str, where: str, read: Callable[[object, str], SourceEntry]
+    ) -> list[SourceEntry]:
+        """The :meth:`entry_list` under ``name``, each item read by ``read(item, "where[i]")``."""
+        return [read(item, f"{where}[{i}]") for i, item in enumerate(self.entry_list(name, where))]
+
+    def fill(
+        self, entry: SourceEntry, keys: Mapping[str, str], *, comma_lists: bool = False
+    ) -> SourceEntry:
+        """``entry`` with each field named in ``keys`` (field → source key) read as its type.
+
+        Only plain fields: text (:meth:`string`), key lists (:meth:`strings`, or
+        :meth:`comma_strings` with ``comma_lists``), flags and numbers (in :data:`_RANGES`). A
+        missing key leaves the field's current value, so a format's own defaults are the values
+        it builds the entry with. Keys are read in ``keys`` order (notes keep that order).
+        """
+        for name, key in keys.items():
+            current = getattr(entry, name)
+            value: object
+            if isinstance(current, str):
+                value = self.string(key, current)
+            elif isinstance(current, list):
+                value = self.comma_strings(key) if comma_lists else self.strings(key)
+            elif isinstance(current, bool):
+                value = self.boolean(key, current)
+            elif isinstance(current, int):
+                value = self.integer(key, current, *_RANGES.get(name, (None, None)))
+            else:
+                raise TypeError(f"SourceEntry.{name} is not a field Fields.fill reads")
+            setattr(entry, name, value)
+        return entry
+
     def keep_rest(self, extensions: JSONDict, namespace: str) -> None:
         """Store :meth:`rest`, if any, as ``extensions[namespace]`` so export can write it back."""
         rest = self.rest()
@@ -258,3 +297,8 @@ class Fields:
         self.keep_rest(entry.extensions, namespace)
         entry.notes.extend(self.notes)
         return entry
+
+
+def titled_book(f: Fields, fmt: str, title_key: str) -> SourceBook:
+    """A book of format ``fmt`` with its title (under ``title_key``) and description read."""
+    return SourceBook(format=fmt, title=f.string(title_key), description=f.string("description"))

@@ -29,6 +29,7 @@ from worldbook.errors import (
     LLMUnavailable,
     WorldbookError,
 )
+from worldbook.llm_port import LLMCapabilities, LLMUsage
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -284,6 +285,36 @@ class HttpChannel:
         return json_body(response, self.url), latency_ms
 
 
+class HttpLLM:
+    """What both adapters share: the channel to their endpoint, the capabilities of an API that
+    takes JSON schemas and tools, and :meth:`close`."""
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        *,
+        context_tokens: int,
+        max_output_tokens: int,
+        http: HttpOptions,
+    ) -> None:
+        self.url = url
+        self._channel = HttpChannel(url, headers, **http)
+        self._capabilities = LLMCapabilities(
+            json_schema=True,
+            tools=True,
+            context_tokens=context_tokens,
+            max_output_tokens=max_output_tokens,
+        )
+
+    @property
+    def capabilities(self) -> LLMCapabilities:
+        return self._capabilities
+
+    def close(self) -> None:
+        self._channel.close()
+
+
 def truncated(request_max_output_tokens: int, partial: str) -> LLMTruncated:
     """The error for a reply cut at the output limit (``length`` / ``max_tokens``)."""
     return LLMTruncated(
@@ -296,3 +327,12 @@ def truncated(request_max_output_tokens: int, partial: str) -> LLMTruncated:
 def count(value: object) -> int:
     """A usage count from a reply: the integer sent, or 0 for anything else."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def reply_usage(body: dict[str, Any], input_key: str, output_key: str) -> LLMUsage:
+    """The token counts in a reply's ``usage`` object (each 0 when missing or not a count)."""
+    usage = body.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return LLMUsage(
+        input_tokens=count(usage.get(input_key)), output_tokens=count(usage.get(output_key))
+    )

@@ -13,16 +13,16 @@ import json
 from collections.abc import Mapping
 from typing import Any, Unpack
 
-from worldbook.adapters.llm._http import HttpChannel, HttpOptions, count, truncated
+from worldbook.adapters.llm._http import HttpLLM, HttpOptions, reply_usage, truncated
 from worldbook.core.json_reply import find_json_object
 from worldbook.errors import LanguageModelError
-from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult, LLMToolCall, LLMUsage
+from worldbook.llm_port import LLMRequest, LLMResult, LLMToolCall
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_URL = "https://api.anthropic.com"
 
 
-class AnthropicLLM:
+class AnthropicLLM(HttpLLM):
     """An ``LLM`` over Anthropic's Messages API.
 
     Args:
@@ -44,33 +44,22 @@ class AnthropicLLM:
     ) -> None:
         base = base_url.rstrip("/")
         if base.endswith("/v1/messages"):
-            self.url = base
+            url = base
         elif base.endswith("/v1"):
-            self.url = base + "/messages"
+            url = base + "/messages"
         else:
-            self.url = base + "/v1/messages"
+            url = base + "/v1/messages"
         self._model = model
-        headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "application/json"}
+        sent = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "application/json"}
         if api_key:
-            headers["x-api-key"] = api_key
-        self._channel = HttpChannel(self.url, headers, **http)
-        self._capabilities = LLMCapabilities(
-            json_schema=True,
-            tools=True,
-            context_tokens=context_tokens,
-            max_output_tokens=max_output_tokens,
+            sent["x-api-key"] = api_key
+        super().__init__(
+            url, sent, context_tokens=context_tokens, max_output_tokens=max_output_tokens, http=http
         )
-
-    @property
-    def capabilities(self) -> LLMCapabilities:
-        return self._capabilities
 
     @property
     def model(self) -> str:
         return self._model
-
-    def close(self) -> None:
-        self._channel.close()
 
     def _body(self, request: LLMRequest) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
@@ -137,16 +126,11 @@ class AnthropicLLM:
             raise truncated(request.max_output_tokens, text)
         if data is None and request.schema is not None:
             data = find_json_object(text)
-        usage = body.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
         return LLMResult(
             text=text,
             data=data,
             finish_reason=stop,
-            usage=LLMUsage(
-                input_tokens=count(usage.get("input_tokens")),
-                output_tokens=count(usage.get("output_tokens")),
-            ),
+            usage=reply_usage(body, "input_tokens", "output_tokens"),
             model=str(body.get("model") or self._model),
             latency_ms=latency_ms,
             json_mode="tool" if request.schema is not None else "none",

@@ -28,22 +28,20 @@ import httpx
 
 from worldbook.adapters.llm._http import (
     ErrorDetail,
-    HttpChannel,
+    HttpLLM,
     HttpOptions,
-    count,
     is_context_overflow,
+    reply_usage,
     truncated,
 )
 from worldbook.core.json_reply import find_json_object
 from worldbook.errors import LanguageModelError
 from worldbook.llm_port import (
     JsonMode,
-    LLMCapabilities,
     LLMMessage,
     LLMRequest,
     LLMResult,
     LLMToolCall,
-    LLMUsage,
 )
 
 JSON_MODES: tuple[JsonMode, ...] = ("json_schema", "json_schema_portable", "json_object", "prompt")
@@ -110,7 +108,7 @@ def with_instruction(messages: list[LLMMessage], instruction: str) -> list[LLMMe
     return [LLMMessage("system", instruction), *messages]
 
 
-class OpenAICompatibleLLM:
+class OpenAICompatibleLLM(HttpLLM):
     """An ``LLM`` over an OpenAI-compatible server.
 
     Args:
@@ -134,24 +132,16 @@ class OpenAICompatibleLLM:
         **http: Unpack[HttpOptions],
     ) -> None:
         base = base_url.rstrip("/")
-        self.url = base if base.endswith("/chat/completions") else base + "/chat/completions"
+        url = base if base.endswith("/chat/completions") else base + "/chat/completions"
         self._model = model
         sent = {"Accept": "application/json", **(headers or {})}
         if api_key:
             sent["Authorization"] = f"Bearer {api_key}"
-        self._channel = HttpChannel(self.url, sent, **http)
-        self._capabilities = LLMCapabilities(
-            json_schema=True,
-            tools=True,
-            context_tokens=context_tokens,
-            max_output_tokens=max_output_tokens,
+        super().__init__(
+            url, sent, context_tokens=context_tokens, max_output_tokens=max_output_tokens, http=http
         )
         self._mode_index = 0
         self._lock = threading.Lock()
-
-    @property
-    def capabilities(self) -> LLMCapabilities:
-        return self._capabilities
 
     @property
     def model(self) -> str:
@@ -161,9 +151,6 @@ class OpenAICompatibleLLM:
     def json_mode(self) -> JsonMode:
         """The way JSON will be asked for next (after any refusals so far)."""
         return JSON_MODES[self._mode_index]
-
-    def close(self) -> None:
-        self._channel.close()
 
     def complete(self, request: LLMRequest) -> LLMResult:
         if request.schema is None:
@@ -236,15 +223,11 @@ class OpenAICompatibleLLM:
         finish = str(choice.get("finish_reason") or "stop")
         if finish == "length":
             raise truncated(request.max_output_tokens, text)
-        usage = _object(body.get("usage"))
         return LLMResult(
             text=text,
             data=find_json_object(text) if request.schema is not None else None,
             finish_reason=finish,
-            usage=LLMUsage(
-                input_tokens=count(usage.get("prompt_tokens")),
-                output_tokens=count(usage.get("completion_tokens")),
-            ),
+            usage=reply_usage(body, "prompt_tokens", "completion_tokens"),
             model=str(body.get("model") or self.model),
             latency_ms=latency_ms,
             json_mode=mode,
@@ -276,7 +259,3 @@ def _content_text(message: Mapping[str, Any]) -> str:
         return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
     refusal = message.get("refusal")
     return str(refusal) if isinstance(refusal, str) else ""
-
-
-def _object(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

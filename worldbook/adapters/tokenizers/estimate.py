@@ -31,6 +31,8 @@ def _is_wide(char: str) -> bool:
 class EstimateTokenizer:
     """Counts ``ceil(narrow / chars_per_token + wide)`` tokens; see the module docstring."""
 
+    is_estimate = True
+
     def __init__(self, chars_per_token: int = DEFAULT_CHARS_PER_TOKEN) -> None:
         if not 1 <= chars_per_token <= _MAX_CHARS_PER_TOKEN:
             raise InvalidInput(
@@ -42,10 +44,6 @@ class EstimateTokenizer:
     @property
     def id(self) -> str:
         return f"{PREFIX}:{_PARAM}{self._cpt}"
-
-    @property
-    def is_estimate(self) -> bool:
-        return True
 
     def _units(self, char: str) -> int:
         # Work in integer units of 1/cpt token so rounding never drifts.

@@ -25,6 +25,8 @@ FORM = "hf:<path to a tokenizer.json>"
 class HuggingFaceTokenizer:
     """A ``tokenizer.json`` loaded once; see the module docstring."""
 
+    is_estimate = False
+
     def __init__(self, path: Path, *, name: str | None = None) -> None:
         self._path = path.resolve()
         # A named file (settings) is reported by its name only: callers never see server paths.
@@ -51,10 +53,6 @@ class HuggingFaceTokenizer:
     @property
     def id(self) -> str:
         return f"{PREFIX}{self._name or self._path}"
-
-    @property
-    def is_estimate(self) -> bool:
-        return False
 
     def count(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)

@@ -61,6 +61,8 @@ FORM = f"{PREFIX}<encoding> or a bare encoding name"
 class TiktokenTokenizer:
     """One tiktoken :class:`tiktoken.Encoding`; see the module docstring."""
 
+    is_estimate = False
+
     def __init__(self, encoding_name: str, encoding: tiktoken.Encoding) -> None:
         self._name = encoding_name
         self._encoding = encoding
@@ -68,10 +70,6 @@ class TiktokenTokenizer:
     @property
     def id(self) -> str:
         return f"{PREFIX}{self._name}"
-
-    @property
-    def is_estimate(self) -> bool:
-        return False
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
