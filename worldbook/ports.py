@@ -273,12 +273,7 @@ class Store(Protocol):
         self, book_id: str, target_kind: TargetKind, target_id: str, owner_id: str
     ) -> bool: ...
     def attachments_for(
-        self,
-        target_kind: TargetKind,
-        target_id: str,
-        owner_id: str,
-        *,
-        include_trashed: bool = False,
+        self, target_kind: TargetKind, target_id: str, owner_id: str
     ) -> list[str]: ...
 
     # vectors and index status
@@ -297,12 +292,7 @@ class Store(Protocol):
     ) -> dict[str, tuple[IndexStatus, str | None]]: ...
     def requeue_stuck(self, before: datetime) -> list[str]: ...
     def entries_to_index(
-        self,
-        model_id: str,
-        book_id: str | None = None,
-        entry_ids: Sequence[str] | None = None,
-        *,
-        limit: int | None = None,
+        self, model_id: str, book_id: str | None = None, entry_ids: Sequence[str] | None = None
     ) -> list[EntryToIndex]: ...
     def book_index_share(self, book_id: str, model_id: str) -> float: ...
     def delete_vectors(self, model_id: str | None = None, book_id: str | None = None) -> int: ...

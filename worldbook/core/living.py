@@ -29,11 +29,12 @@ from typing import Any, Literal
 
 from worldbook.core import limits as lim
 from worldbook.core.drafts import EntryDraft, entry_values
+from worldbook.core.limit_table import check_count
 from worldbook.core.living_tools import WriteTool
 from worldbook.core.matching import char_class, match_form, normalize
 from worldbook.core.records import EntryRecord
 from worldbook.core.types import BookMode
-from worldbook.errors import LimitExceeded, RateLimited
+from worldbook.errors import RateLimited
 
 WriteEffect = Literal["created", "appended", "unchanged"]
 WriteState = Literal["live", "undone", "edited", "deleted"]
@@ -234,14 +235,15 @@ def named_entry(entries: Sequence[NamedEntry], names: Sequence[str]) -> str | No
 
 def check_composed(lore: str, *, field: str = "arguments.text") -> None:
     """The entry's lore after an append stays within the DESIGN §6 maximum."""
-    if len(lore) > lim.LIMITS.lore_max:
-        raise LimitExceeded(
-            limit="entry lore",
-            allowed=f"at most {lim.LIMITS.lore_max:,} characters",
-            actual=f"{len(lore):,} characters with this text",
-            field=field,
-            hint="The entry is full: record the fact in a new entry (lore_create).",
-        )
+    check_count(
+        len(lore),
+        limit="entry lore",
+        allowed_max=lim.LIMITS.lore_max,
+        unit="characters",
+        detail=" with this text",
+        field=field,
+        hint="The entry is full: record the fact in a new entry (lore_create).",
+    )
 
 
 def classic_keys(draft: EntryDraft, mode: BookMode) -> EntryDraft:

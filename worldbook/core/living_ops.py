@@ -75,14 +75,11 @@ class LivingBook(Protocol):
         """Store a write; returns it with its ``seq`` (the log's order)."""
         ...
 
-    def mark_writes(
-        self,
-        write_ids: Sequence[str],
-        at: datetime,
-        *,
-        undone: UndoReason | None = None,
-        edited: bool = False,
-    ) -> None: ...
+    def mark_edited(self, write_ids: Sequence[str], at: datetime) -> None:
+        """A person edited these writes' entry (they can no longer be undone cleanly)."""
+        ...
+
+    def mark_undone(self, write_ids: Sequence[str], at: datetime, reason: UndoReason) -> None: ...
     def trash_entry(self, entry: EntryRecord, lore: str, at: datetime, write_id: str) -> None:
         """Move the entry (with ``lore`` as its text) to the book's trash, out of the list."""
         ...
@@ -206,7 +203,7 @@ def settle(view: LivingBook, entry: EntryRecord, at: datetime) -> LivingState:
         return state
     live = view.live_writes(entry.id)
     edited = live if lore_changed else [w for w in live if w.effect == "created"]
-    view.mark_writes([w.id for w in edited], at, edited=True)
+    view.mark_edited([w.id for w in edited], at)
     state = living_state(entry, entry.lore if lore_changed else state.base)
     view.put_living(state)
     return state
@@ -235,7 +232,7 @@ def undo(view: LivingBook, write: WriteRecord, *, at: datetime, reason: UndoReas
     if write.undone_at is not None:
         return UndoOutcome(already_undone=True)
     if write.effect == "unchanged":
-        view.mark_writes([write.id], at, undone=reason)
+        view.mark_undone([write.id], at, reason)
         return UndoOutcome(undone=(_undone(write, at, reason),))
     entry = view.entry(write.entry_id)
     state = state_of(write, entry, view.living(write.entry_id))
@@ -254,7 +251,7 @@ def undo(view: LivingBook, write: WriteRecord, *, at: datetime, reason: UndoReas
     if write.effect == "created":
         return _undo_create(view, write, entry, at, reason)
     base = settle(view, entry, at).base
-    view.mark_writes([write.id], at, undone=reason)
+    view.mark_undone([write.id], at, reason)
     remaining = [w.text for w in view.live_writes(entry.id) if w.effect == "appended"]
     updated = view.set_lore(entry.id, compose(base, remaining))
     view.put_living(living_state(updated, base))
@@ -268,8 +265,8 @@ def _undo_create(
     state = view.living(entry.id)
     assert state is not None  # state_of said live
     later = [w for w in view.live_writes(entry.id) if w.id != write.id]
-    view.mark_writes([w.id for w in later], at, undone="create_undone")
-    view.mark_writes([write.id], at, undone=reason)
+    view.mark_undone([w.id for w in later], at, "create_undone")
+    view.mark_undone([write.id], at, reason)
     view.trash_entry(entry, state.base, at, write.id)
     undone = (_undone(write, at, reason), *(_undone(w, at, "create_undone") for w in later))
     return UndoOutcome(undone=undone, trashed_entry_id=entry.id)

@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from worldbook.core import limits
 from worldbook.core.drafts import BookDraft
 from worldbook.core.records import TARGET_KINDS, USAGE_OF_VIA, USAGE_VIAS, BookRecord
 from worldbook.core.types import BookMode, Visibility
@@ -53,6 +54,20 @@ def new_book_record(
         index_version=0,
         entry_count=entry_count,
     )
+
+
+def changed_book(book: BookRecord, changes: Mapping[str, object]) -> BookDraft:
+    """``book``'s draft with ``changes`` applied and validated (DESIGN §6).
+
+    Making a book public needs the entries a public book must have (``check_publish``).
+    """
+    draft = book.to_draft()
+    for name, value in changes.items():
+        setattr(draft, name, value)
+    limits.validate_book_draft(draft, field="book")
+    if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
+        limits.check_publish(book.entry_count, field="visibility")
+    return draft
 
 
 def check_user_id(user_id: object, *, field: str = "user_id") -> str:

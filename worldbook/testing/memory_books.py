@@ -21,6 +21,7 @@ from worldbook.core.records import (
     now,
 )
 from worldbook.core.store_rules import (
+    changed_book,
     check_target,
     check_user_id,
     hash_secret,
@@ -138,12 +139,7 @@ class BookTable:
         check_known_fields(changes, BOOK_FIELDS, kind="book")
         with self._lock:
             book = self._live_book(book_id)
-            draft = book.to_draft()
-            for name, value in changes.items():
-                setattr(draft, name, value)
-            limits.validate_book_draft(draft, field="book")
-            if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
-                limits.check_publish(book.entry_count, field="visibility")
+            draft = changed_book(book, changes)
             self._check_mode_switch(book, draft)
             values: dict[str, Any] = {name: getattr(draft, name) for name in changes}
             for name, kind in (("visibility", Visibility), ("mode", BookMode)):
@@ -224,20 +220,11 @@ class BookTable:
             ]
             return len(self._attachments) < before
 
-    def attachments_for(
-        self,
-        target_kind: TargetKind,
-        target_id: str,
-        owner_id: str,
-        *,
-        include_trashed: bool = False,
-    ) -> list[str]:
+    def attachments_for(self, target_kind: TargetKind, target_id: str, owner_id: str) -> list[str]:
         check_target(target_kind, target_id)
         with self._lock:
             found = sorted(self._attached(target_kind, target_id, owner_id), key=_position)
-            return [
-                a.book_id for a in found if include_trashed or not self._books[a.book_id].trashed
-            ]
+            return [a.book_id for a in found if not self._books[a.book_id].trashed]
 
 
 def _position(attachment: AttachmentRecord) -> int:

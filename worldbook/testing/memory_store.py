@@ -137,12 +137,7 @@ class InMemoryStore(ChatTable, WriteTable):
             }
 
     def entries_to_index(
-        self,
-        model_id: str,
-        book_id: str | None = None,
-        entry_ids: Sequence[str] | None = None,
-        *,
-        limit: int | None = None,
+        self, model_id: str, book_id: str | None = None, entry_ids: Sequence[str] | None = None
     ) -> list[EntryToIndex]:
         wanted = set(entry_ids) if entry_ids is not None else None
         with self._lock:
@@ -157,7 +152,7 @@ class InMemoryStore(ChatTable, WriteTable):
                 and (wanted is None or e.id in wanted)
                 and self._current_vector(e, model_id) is None
             ]
-        return found[:limit] if limit is not None else found
+        return found
 
     def book_index_share(self, book_id: str, model_id: str) -> float:
         with self._lock:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from worldbook.core import limits
 from worldbook.core.drafts import EntryDraft
@@ -248,22 +249,15 @@ class MemoryLivingBook:
         self._s._writes.append(stored)
         return stored
 
-    def mark_writes(
-        self,
-        write_ids: Sequence[str],
-        at: datetime,
-        *,
-        undone: UndoReason | None = None,
-        edited: bool = False,
-    ) -> None:
-        wanted = set(write_ids)
-        for i, write in enumerate(self._s._writes):
-            if write.id in wanted:
-                if edited:
-                    write = replace(write, edited_at=at)
-                if undone is not None:
-                    write = replace(write, undone_at=at, undo_reason=undone)
-                self._s._writes[i] = write
+    def mark_edited(self, write_ids: Sequence[str], at: datetime) -> None:
+        self._replace_writes(set(write_ids), edited_at=at)
+
+    def mark_undone(self, write_ids: Sequence[str], at: datetime, reason: UndoReason) -> None:
+        self._replace_writes(set(write_ids), undone_at=at, undo_reason=reason)
+
+    def _replace_writes(self, wanted: set[str], **changes: Any) -> None:
+        writes = self._s._writes
+        writes[:] = [replace(w, **changes) if w.id in wanted else w for w in writes]
 
     def trash_entry(self, entry: EntryRecord, lore: str, at: datetime, write_id: str) -> None:
         draft = entry.to_draft()

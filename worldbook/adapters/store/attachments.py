@@ -65,14 +65,7 @@ class AttachmentsMixin(StoreBase):
             )
             return bool(result.rowcount)
 
-    def attachments_for(
-        self,
-        target_kind: TargetKind,
-        target_id: str,
-        owner_id: str,
-        *,
-        include_trashed: bool = False,
-    ) -> list[str]:
+    def attachments_for(self, target_kind: TargetKind, target_id: str, owner_id: str) -> list[str]:
         """Book ids ``owner_id`` attached to the target, in attachment order (trashed books
         left out). Attachments are scoped by who made them (docs/decisions.md)."""
         check_target(target_kind, target_id)
@@ -86,7 +79,6 @@ class AttachmentsMixin(StoreBase):
             )
             .order_by(t.attachments.c.position, t.attachments.c.id)
         )
-        if not include_trashed:
-            stmt = stmt.where(t.books.c.deleted_at.is_(None))
+        stmt = stmt.where(t.books.c.deleted_at.is_(None))
         with read_tx(self._engine) as conn:
             return [row[0] for row in conn.execute(stmt)]

@@ -22,7 +22,7 @@ from worldbook.core.records import (
     BookRecord,
     now,
 )
-from worldbook.core.store_rules import check_user_id, new_book_record, new_id
+from worldbook.core.store_rules import changed_book, check_user_id, new_book_record, new_id
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import BookNotFound
 
@@ -53,7 +53,7 @@ class BooksMixin(StoreBase):
     ) -> None:
         """The book row, its tag rows and its usage row (inside the caller's transaction)."""
         book = new_book_record(book_id, owner_id, draft, at=now(), entry_count=entry_count)
-        conn.execute(sa.insert(t.books).values(**asdict(book), tags=list(book.tags)))
+        conn.execute(sa.insert(t.books).values({**asdict(book), "tags": list(book.tags)}))
         self._write_tags(conn, book_id, draft.tags)
         conn.execute(sa.insert(t.book_usage).values(book_id=book_id, turns=0))
 
@@ -76,12 +76,7 @@ class BooksMixin(StoreBase):
         check_known_fields(changes, BOOK_FIELDS, kind="book")
         with write_tx(self._engine) as conn:
             book = self._lock_book(conn, book_id)
-            draft = book.to_draft()
-            for name, value in changes.items():
-                setattr(draft, name, value)
-            limits.validate_book_draft(draft, field="book")
-            if draft.visibility == Visibility.PUBLIC and book.visibility != Visibility.PUBLIC:
-                limits.check_publish(book.entry_count, field="visibility")
+            draft = changed_book(book, changes)
             if draft.mode != BookMode.CLASSIC and book.mode == BookMode.CLASSIC:
                 self._check_world_lore(conn, book_id)
             values = {name: getattr(draft, name) for name in changes}

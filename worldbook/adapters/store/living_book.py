@@ -224,20 +224,15 @@ class SqlLivingBook:
         assert key is not None
         return replace(write, seq=int(key[0]))
 
-    def mark_writes(
-        self,
-        write_ids: Sequence[str],
-        at: datetime,
-        *,
-        undone: UndoReason | None = None,
-        edited: bool = False,
-    ) -> None:
-        if not write_ids:
-            return
-        values: dict[str, Any] = {"edited_at": at} if edited else {}
-        if undone is not None:
-            values.update(undone_at=at, undo_reason=undone)
-        self._conn.execute(sa.update(t.lore_writes).where(W.id.in_(write_ids)).values(**values))
+    def mark_edited(self, write_ids: Sequence[str], at: datetime) -> None:
+        self._set_on_writes(write_ids, edited_at=at)
+
+    def mark_undone(self, write_ids: Sequence[str], at: datetime, reason: UndoReason) -> None:
+        self._set_on_writes(write_ids, undone_at=at, undo_reason=reason)
+
+    def _set_on_writes(self, write_ids: Sequence[str], **values: object) -> None:
+        if write_ids:
+            self._conn.execute(sa.update(t.lore_writes).where(W.id.in_(write_ids)).values(values))
 
     def trash_entry(self, entry: EntryRecord, lore: str, at: datetime, write_id: str) -> None:
         draft = entry.to_draft()

@@ -205,12 +205,7 @@ class VectorsMixin(StoreBase):
         return found
 
     def entries_to_index(
-        self,
-        model_id: str,
-        book_id: str | None = None,
-        entry_ids: Sequence[str] | None = None,
-        *,
-        limit: int | None = None,
+        self, model_id: str, book_id: str | None = None, entry_ids: Sequence[str] | None = None
     ) -> list[EntryToIndex]:
         """Enabled entries of live books with no current vector for ``model_id``.
 
@@ -230,8 +225,6 @@ class VectorsMixin(StoreBase):
             stmt = stmt.where(t.entries.c.book_id == book_id)
         if entry_ids is not None:
             stmt = stmt.where(t.entries.c.id.in_(check_ids(entry_ids, field="entry_ids")))
-        if limit is not None:
-            stmt = stmt.limit(limit)
         with read_tx(self._engine) as conn:
             return [
                 EntryToIndex(

@@ -43,15 +43,7 @@ def record_write(body: WriteIn, caller: CallerDep, services: ServicesDep) -> JSO
     write and the entry; the same ``call_id`` of the same message again answers 200 with the
     first write and writes nothing. At most 30 live writes per book per 24 hours (an undone
     write frees its slot) and 90 attempts: 429 with Retry-After beyond."""
-    request = writes.WriteRequest(
-        book_id=body.book_id,
-        chat_id=body.chat_id,
-        message_id=body.message_id,
-        call_id=body.call_id,
-        tool=body.tool,
-        arguments=body.arguments,
-        swipe=body.swipe,
-    )
+    request = writes.WriteRequest(**body.model_dump())  # the same fields, named alike
     outcome = writes.record_write(services, caller.user_id, request)
     answer = WriteAnswerOut.answer(outcome.write, outcome.replayed)
     code = status.HTTP_200_OK if outcome.replayed else status.HTTP_201_CREATED
@@ -64,11 +56,7 @@ def undo_write(write_id: WriteId, caller: CallerDep, services: ServicesDep) -> U
     trash with the appends made to it since. 409, changing nothing, when a person edited the
     entry since. Undoing twice is harmless."""
     outcome = writes.undo_write(services, caller.user_id, write_id)
-    return UndoOut(
-        undone=[WriteOut.of(w) for w in outcome.undone],
-        trashed_entry_id=outcome.trashed_entry_id,
-        already_undone=outcome.already_undone,
-    )
+    return UndoOut.model_validate(outcome, from_attributes=True)
 
 
 @router.delete("/chats/{chat_id}/messages/{message_id}/writes")
