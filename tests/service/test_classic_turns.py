@@ -10,9 +10,10 @@ from worldbook.core.types import BookMode, Message, ModelProfile, Via
 from worldbook.errors import StorageUnavailable
 from worldbook.service import library
 from worldbook.service.cast import BookSource, CastMember
+from worldbook.service.classic_turn import ChatCounts
 from worldbook.service.contract import SelectionOut
 from worldbook.service.services import Services
-from worldbook.service.turns import ChatCounts, TurnResult, preview, select_turn
+from worldbook.service.turns import TurnResult, preview, select_turn
 from worldbook.testing import InMemoryStore, fake_services
 
 PROFILE = ModelProfile(input_window=8192, tokenizer_id="fake:words")

@@ -54,6 +54,17 @@ CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
 
 
 @dataclass(frozen=True, slots=True)
+class ChatCounts:
+    """The whole chat's counts when the app sends only its recent messages (classic timed
+    effects clock on ``chat_length``; ``@@activate_only_*`` count ``assistant_messages``;
+    ``@@is_greeting`` reads ``greeting_index``). None: counted over the messages sent."""
+
+    chat_length: int | None = None
+    assistant_messages: int | None = None
+    greeting_index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ClassicInput:
     """What the classic pass needs of the turn (``user_id`` scopes the chat)."""
 
@@ -61,9 +72,7 @@ class ClassicInput:
     messages: tuple[Message, ...]
     tokenizer_id: str
     chat_id: str | None = None
-    chat_length: int | None = None
-    assistant_messages: int | None = None
-    greeting_index: int | None = None
+    counts: ChatCounts = ChatCounts()
     names: Namer | None = None  # the names of each book's macros (issue 17)
 
 
@@ -123,7 +132,7 @@ def add_classic_lore(
     skip = frozenset((e.ref.book_id, e.ref.entry_id) for e in in_full if e.ref.book_id in hybrid)
     counter = services.token_counter(turn.tokenizer_id)
     # The turn's messages, chat id and chat counts, under the engine's names.
-    chat = same_named(turn, ClassicTurn)
+    chat = same_named(turn, ClassicTurn) | same_named(turn.counts, ClassicTurn)
     classic_turn = ClassicTurn(books=tuple(pool), count_tokens=counter.count, skip=skip, **chat)
     before = load_state(services, turn, pool)
     result = select_classic(classic_turn, before, services.classic_matchers)

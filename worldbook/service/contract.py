@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from worldbook.core.profiles import resolve_profile
 from worldbook.core.types import Message, ModelProfile, Role
 from worldbook.service.cast import BookSource, CastMember
+from worldbook.service.classic_turn import ChatCounts
 from worldbook.service.services import Services
-from worldbook.service.turns import ChatCounts, TurnResult, preview, select_turn
+from worldbook.service.turns import TurnResult, preview, select_turn
 from worldbook.settings import WorldbookSettings
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

@@ -41,6 +41,7 @@ from worldbook.core.types import (
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
 from worldbook.service.cast import BookSource, resolve_books
 from worldbook.service.classic_turn import (
+    ChatCounts,
     ClassicInput,
     ClassicPass,
     add_classic_lore,
@@ -96,17 +97,6 @@ class TurnResult:
 
 
 @dataclass(frozen=True, slots=True)
-class ChatCounts:
-    """The whole chat's counts when the app sends only its recent messages (classic timed
-    effects clock on ``chat_length``; ``@@activate_only_*`` count ``assistant_messages``;
-    ``@@is_greeting`` reads ``greeting_index``). None: counted over the messages sent."""
-
-    chat_length: int | None = None
-    assistant_messages: int | None = None
-    greeting_index: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class TurnInput:
     """One turn's own data: where its books come from, its messages and model, its chat."""
 
@@ -115,7 +105,7 @@ class TurnInput:
     profile: ModelProfile
     chat_id: str | None = None
     user_name: str | None = None
-    counts: ChatCounts = ChatCounts()
+    counts: ChatCounts = field(default_factory=ChatCounts)
 
 
 def _lore_books(
@@ -219,9 +209,7 @@ def _classic_input(user_id: str, turn: TurnInput) -> ClassicInput:
         messages=turn.messages,
         tokenizer_id=turn.profile.tokenizer_id,
         chat_id=turn.chat_id,
-        chat_length=turn.counts.chat_length,
-        assistant_messages=turn.counts.assistant_messages,
-        greeting_index=turn.counts.greeting_index,
+        counts=turn.counts,
         names=namer(turn.source, turn.chat_id, turn.user_name),
     )
 
