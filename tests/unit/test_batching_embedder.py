@@ -33,6 +33,7 @@ class GatedEmbedder:
 
     def __init__(self, *, hold_first: bool = False, bad: str | None = None) -> None:
         self.calls: list[list[str]] = []
+        self.threads: set[int] = set()  # the threads inner calls ran on
         self.changed = threading.Condition()
         self.passage_calls: list[list[str]] = []
         self.entered = threading.Event()
@@ -48,6 +49,7 @@ class GatedEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         with self.changed:
             self.calls.append(list(texts))
+            self.threads.add(threading.get_ident())
             self.changed.notify_all()
         self.entered.set()
         assert self.release.wait(JOIN)
@@ -262,6 +264,22 @@ def test_many_threads_each_get_their_own_vectors(running: int) -> None:
         np.testing.assert_array_equal(c.result, np.stack([vector_of(t) for t in c.texts]))
     assert sum(len(call) for call in inner.calls) == 16 * 20
     assert max(len(call) for call in inner.calls) <= 8
+
+
+@pytest.mark.parametrize("running", [1, 2])
+def test_the_model_runs_on_its_own_threads_never_on_a_callers(running: int) -> None:
+    # Native memory (allocator arenas, oneDNN buffers) is per thread: forward passes on the
+    # server's many request threads grew the process by hundreds of MB under load.
+    inner = GatedEmbedder()
+    embedder = BatchingEmbedder(inner, max_wait_ms=1, max_batch=4, max_running=running)
+    callers = [Caller(embedder.embed_queries, [f"text {i}"]) for i in range(12)]
+    for c in callers:
+        c.start()
+    for c in callers:
+        assert c.finish().error is None
+    assert 1 <= len(inner.threads) <= running
+    assert not inner.threads & {c.ident for c in callers}
+    assert threading.get_ident() not in inner.threads
 
 
 def test_empty_calls_and_passages_go_straight_through() -> None:

@@ -13,6 +13,11 @@ Each caller waits only for its own vectors. At most ``max_running`` inner calls 
 by default, so a model using all cores is never oversubscribed by concurrent calls; with a
 one-thread model, one per core).
 
+Inner calls run on ``max_running`` threads of their own, never on the callers' (request) threads:
+a model's native memory (allocator arenas, oneDNN scratch buffers) is kept per thread, and with
+forward passes on whichever of the server's 40 request threads led a batch, the served process
+grew by hundreds of MB under load (``worldbook bench load``, docs/decisions.md).
+
 Vectors do not depend on the batch: the e5 engine masks padding out of the attention and the
 mean pooling (``e5_torch._Packing``), so a message gets the vector it gets alone (within float
 tolerance; tested with the real engine).
@@ -24,6 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -95,6 +101,8 @@ class BatchingEmbedder(EmbedderWrapper):
         self._max_running = max_running
         self._running = 0
         self._batches = self._texts = self._largest = 0
+        # Created on first use, so an embedder that never embeds a query starts no thread.
+        self._model_threads: ThreadPoolExecutor | None = None
 
     @property
     def inner(self) -> Embedder:
@@ -166,10 +174,19 @@ class BatchingEmbedder(EmbedderWrapper):
             request.taken = True
         return batch
 
+    def _on_model_thread(self, texts: list[str]) -> Vectors:
+        with self._changed:
+            if self._model_threads is None:
+                self._model_threads = ThreadPoolExecutor(
+                    self._max_running, thread_name_prefix="worldbook-embed"
+                )
+            threads = self._model_threads
+        return threads.submit(self._inner.embed_queries, texts).result()
+
     def _run(self, batch: list[_Request]) -> None:
         unique = list(dict.fromkeys(t for r in batch for t in r.texts))
         try:
-            vectors = self._inner.embed_queries(unique)
+            vectors = self._on_model_thread(unique)
         except Exception as exc:
             if len(batch) == 1:
                 batch[0].error = exc
