@@ -282,6 +282,17 @@ def test_the_model_runs_on_its_own_threads_never_on_a_callers(running: int) -> N
     assert threading.get_ident() not in inner.threads
 
 
+def test_close_stops_the_model_thread_and_a_later_query_starts_a_new_one() -> None:
+    inner = GatedEmbedder()
+    embedder = BatchingEmbedder(inner)
+    embedder.embed_queries(["first"])
+    (first,) = inner.threads
+    embedder.close()
+    assert not any(t.ident == first and t.is_alive() for t in threading.enumerate())
+    embedder.close()  # twice is harmless
+    np.testing.assert_array_equal(embedder.embed_queries(["again"])[0], vector_of("again"))
+
+
 def test_empty_calls_and_passages_go_straight_through() -> None:
     inner = GatedEmbedder()
     embedder = BatchingEmbedder(inner)

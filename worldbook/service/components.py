@@ -12,6 +12,7 @@ import logging
 import sys
 import threading
 
+from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.registry import load_embedder
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.queues import CeleryIndexQueue, InProcessIndexQueue
@@ -58,6 +59,8 @@ class Components:
             if settings.database_url is None:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)
             store = open_store(settings.resolved_database_url())
+        # Only an embedder made here is closed here; a caller's may serve other components.
+        self._own_embedder = embedder is None
         embedder = embedder or load_embedder(
             settings.embedder,
             threads=settings.embed_threads,
@@ -126,7 +129,7 @@ class Components:
         return thread
 
     def close(self) -> None:
-        """Stop the indexer, write queued usage, release the database."""
+        """Stop the indexer, write queued usage, release the database and the model thread."""
         services = self.services
         if self.sweeper is not None:
             self.sweeper.close()
@@ -134,6 +137,8 @@ class Components:
         services.queue.close()
         services.usage.close()
         services.store.close()
+        if self._own_embedder and isinstance(services.embedder, BatchingEmbedder):
+            services.embedder.close()
 
 
 def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> FaissIndex:

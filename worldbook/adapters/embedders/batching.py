@@ -129,6 +129,13 @@ class BatchingEmbedder(EmbedderWrapper):
         assert request.vectors is not None
         return request.vectors
 
+    def close(self) -> None:
+        """Stop the model thread once the call in flight ends; a later query starts a new one."""
+        with self._changed:
+            threads, self._model_threads = self._model_threads, None
+        if threads is not None:
+            threads.shutdown(wait=True)
+
     def stats(self) -> BatchingStats:
         with self._changed:
             return BatchingStats(self._batches, self._texts, self._largest)
