@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -203,3 +205,16 @@ def test_labels_name_the_decay_only_where_it_matters() -> None:
     assert QueryCombination(Method.MAX).label == "max"
     assert QueryCombination(Method.RECENCY_MAX, 0.5).label == "recency_max(decay=0.5)"
     assert CENTRED.label == "centred_recency_max(decay=0.5)"
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3,), (2, 2, 2)])
+def test_scores_that_are_not_a_matrix_of_messages_are_refused_naming_the_field(
+    shape: tuple[int, ...],
+) -> None:
+    expected = (
+        r"^scores must be a \(messages, rows\) matrix with at least one message; got shape "
+        + re.escape(f"{shape}.")
+    )
+    with pytest.raises(InvalidInput, match=expected) as caught:
+        combine_scores(np.zeros(shape, dtype=np.float32), QueryCombination())
+    assert caught.value.field == "scores"

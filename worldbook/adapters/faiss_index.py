@@ -41,7 +41,12 @@ from worldbook.adapters.language_correction import LanguageCorrection
 from worldbook.core.background import AFTER_THE_TURN_S, LatestPerKey
 from worldbook.core.embed_text import best_chunk_scores, group_rows
 from worldbook.core.lru import LRU
-from worldbook.core.query import DEFAULT_COMBINATION, QueryCombination, combine_scores
+from worldbook.core.query import (
+    DEFAULT_COMBINATION,
+    QueryCombination,
+    combine_scores,
+    require_messages,
+)
 from worldbook.core.types import SemanticHit
 from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
 from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
@@ -122,12 +127,7 @@ class FaissIndex:
         if k < 1:
             raise InvalidInput(f"k must be at least 1; got {k}.", field="k")
         matrix = np.ascontiguousarray(queries, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] == 0:
-            raise InvalidInput(
-                f"queries must be a (messages, dim) matrix with at least one row; got shape "
-                f"{matrix.shape}.",
-                field="queries",
-            )
+        require_messages(matrix, field="queries", shape="(messages, dim)", first="row")
         found: list[tuple[int, str, _BookIndex]] = []
         for position, book_id in enumerate(dict.fromkeys(book_ids)):
             book = self._book(book_id)

@@ -87,6 +87,16 @@ def centred(matrix: Scores) -> Scores:
     return np.array(matrix - means, dtype=np.float32)
 
 
+def require_messages(matrix: Scores, *, field: str, shape: str, first: str) -> None:
+    """Refuse anything but a 2-D matrix with at least one message row (the search's input)."""
+    if matrix.ndim != 2 or matrix.shape[0] == 0:
+        raise InvalidInput(
+            f"{field} must be a {shape} matrix with at least one {first}; got shape "
+            f"{matrix.shape}.",
+            field=field,
+        )
+
+
 def combine_scores(scores: npt.ArrayLike, combination: QueryCombination) -> Scores:
     """One score per row from a ``(messages, rows)`` score matrix, messages oldest first.
 
@@ -94,12 +104,7 @@ def combine_scores(scores: npt.ArrayLike, combination: QueryCombination) -> Scor
     centred method measures each score against the message's mean over them.
     """
     matrix = np.asarray(scores, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[0] == 0:
-        raise InvalidInput(
-            f"scores must be a (messages, rows) matrix with at least one message; got shape "
-            f"{matrix.shape}.",
-            field="scores",
-        )
+    require_messages(matrix, field="scores", shape="(messages, rows)", first="message")
     method = combination.method
     if method is Method.NEWEST:
         combined = matrix[-1]
