@@ -1,13 +1,12 @@
 """The pure rules every store applies — the SQL store and the in-memory fake alike.
 
 Kept in one place so the fake that most tests run against cannot drift from the real store:
-ids, a new book's first record, the checks of owner/chat/target arguments, how API-key secrets
-are hashed, and how one served turn becomes usage counts.
+ids, a new book's first record, the checks of owner/chat/target arguments, and how one served
+turn becomes usage counts (API keys: :mod:`worldbook.core.api_keys`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -96,11 +95,6 @@ def check_keep(keep_log: int) -> None:
     """How many request-log rows of a chat to keep."""
     if not isinstance(keep_log, int) or keep_log < 0:
         raise InvalidInput(f"keep_log must be ≥ 0; got {keep_log!r}.", field="keep_log")
-
-
-def hash_secret(plaintext: str) -> str:
-    """What is stored of an API key's secret (its sha256; the plaintext never is)."""
-    return hashlib.sha256(plaintext.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def turn_usage(

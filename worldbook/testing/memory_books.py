@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hmac
-import secrets
 import threading
 from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from worldbook.core import limits
+from worldbook.core.api_keys import api_key_prefix, hash_secret, new_api_key
 from worldbook.core.drafts import BOOK_FIELDS, BookDraft, check_known_fields, norm_tag
 from worldbook.core.limits import check_page
 from worldbook.core.records import (
@@ -24,15 +24,11 @@ from worldbook.core.store_rules import (
     changed_book,
     check_target,
     check_user_id,
-    hash_secret,
     new_book_record,
     new_id,
 )
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import ApiKeyNotFound, BookNotFound
-
-_KEY_PREFIX = "wb_"
-_PREFIX_LEN = 10
 
 
 class BookTable:
@@ -58,14 +54,14 @@ class BookTable:
 
     def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
         limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
-        plaintext = _KEY_PREFIX + secrets.token_urlsafe(32)
-        record = ApiKeyRecord(new_id(), name, plaintext[:_PREFIX_LEN], now())
+        plaintext, prefix = new_api_key()
+        record = ApiKeyRecord(new_id(), name, prefix, now())
         with self._lock:
             self._keys[record.id] = (record, hash_secret(plaintext))
         return record, plaintext
 
     def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
-        if not isinstance(plaintext, str) or not plaintext.startswith(_KEY_PREFIX):
+        if api_key_prefix(plaintext) is None:
             return None
         digest = hash_secret(plaintext)
         with self._lock:

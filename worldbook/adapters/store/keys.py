@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,12 +12,10 @@ from worldbook.adapters.store import tables as t
 from worldbook.adapters.store.base import StoreBase, record_of
 from worldbook.adapters.store.engine import read_tx, write_tx
 from worldbook.core import limits
+from worldbook.core.api_keys import api_key_prefix, hash_secret, new_api_key
 from worldbook.core.records import ApiKeyRecord, now
-from worldbook.core.store_rules import check_user_id, hash_secret, new_id
+from worldbook.core.store_rules import check_user_id, new_id
 from worldbook.errors import ApiKeyNotFound
-
-KEY_PREFIX = "wb_"
-_PREFIX_LEN = 10  # "wb_" + 7 characters: enough to tell keys apart in a list, useless to guess
 
 
 def _key_record(row: Mapping[Any, Any]) -> ApiKeyRecord:
@@ -37,12 +34,12 @@ class KeysMixin(StoreBase):
     def create_api_key(self, name: str) -> tuple[ApiKeyRecord, str]:
         """A new key; the plaintext is returned once and only its sha256 is stored."""
         limits.check_text(name, field="name", limit="API key name", max_len=200, blank_ok=False)
-        plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+        plaintext, prefix = new_api_key()
         row = {
             "id": new_id(),
             "name": name,
             "secret_sha256": hash_secret(plaintext),
-            "prefix": plaintext[:_PREFIX_LEN],
+            "prefix": prefix,
             "created_at": now(),
             "revoked_at": None,
         }
@@ -52,12 +49,13 @@ class KeysMixin(StoreBase):
 
     def authenticate(self, plaintext: str) -> ApiKeyRecord | None:
         """The key record for a presented secret, or None (unknown or revoked)."""
-        if not isinstance(plaintext, str) or not plaintext.startswith(KEY_PREFIX):
+        prefix = api_key_prefix(plaintext)
+        if prefix is None:
             return None
         digest = hash_secret(plaintext)
         with read_tx(self._engine) as conn:
             rows = conn.execute(
-                sa.select(t.api_keys).where(t.api_keys.c.prefix == plaintext[:_PREFIX_LEN])
+                sa.select(t.api_keys).where(t.api_keys.c.prefix == prefix)
             ).mappings()
             found = None
             for row in rows:
