@@ -43,6 +43,10 @@ class BatchWorker(Generic[T]):
         if thread is not None:
             thread.join(timeout)
 
+    def _idle(self) -> bool:
+        """Nothing waits and nothing is being handled (called holding ``_cond``)."""
+        return not self._queue and not self._busy
+
     def _dropped(self, count: int) -> None:
         """``count`` queued items were dropped by :meth:`_stop` (called holding ``_cond``)."""
 

@@ -60,7 +60,7 @@ class PrewarmQueue(BatchWorker[str]):
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until nothing waits or is being embedded; False if ``timeout`` ran out."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout=timeout)
+            return self._cond.wait_for(self._idle, timeout=timeout)
 
     def close(self, timeout: float | None = 5.0) -> None:
         """Drop what waits and stop the thread (after the batch in flight)."""

@@ -103,7 +103,7 @@ class UsageRecorder(BatchWorker[Turn]):
             self._flushing += 1
             self._cond.notify_all()
             try:
-                return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
+                return self._cond.wait_for(self._idle, timeout)
             finally:
                 self._flushing -= 1
 

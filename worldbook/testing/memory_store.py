@@ -141,7 +141,7 @@ class InMemoryStore(ChatTable, WriteTable):
     ) -> list[EntryToIndex]:
         wanted = set(entry_ids) if entry_ids is not None else None
         with self._lock:
-            found = [
+            return [
                 EntryToIndex(
                     e.id, e.content_hash, entry_text(e.title, e.aliases, e.lore), e.book_id
                 )
@@ -152,7 +152,6 @@ class InMemoryStore(ChatTable, WriteTable):
                 and (wanted is None or e.id in wanted)
                 and self._current_vector(e, model_id) is None
             ]
-        return found
 
     def book_index_share(self, book_id: str, model_id: str) -> float:
         with self._lock:

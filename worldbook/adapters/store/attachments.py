@@ -76,9 +76,9 @@ class AttachmentsMixin(StoreBase):
                 t.attachments.c.attached_by == owner_id,
                 t.attachments.c.target_kind == target_kind,
                 t.attachments.c.target_id == target_id,
+                t.books.c.deleted_at.is_(None),
             )
             .order_by(t.attachments.c.position, t.attachments.c.id)
         )
-        stmt = stmt.where(t.books.c.deleted_at.is_(None))
         with read_tx(self._engine) as conn:
             return [row[0] for row in conn.execute(stmt)]
