@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -211,10 +209,7 @@ def test_labels_name_the_decay_only_where_it_matters() -> None:
 def test_scores_that_are_not_a_matrix_of_messages_are_refused_naming_the_field(
     shape: tuple[int, ...],
 ) -> None:
-    expected = (
-        r"^scores must be a \(messages, rows\) matrix with at least one message; got shape "
-        + re.escape(f"{shape}.")
-    )
-    with pytest.raises(InvalidInput, match=expected) as caught:
+    with pytest.raises(InvalidInput) as caught:
         combine_scores(np.zeros(shape, dtype=np.float32), QueryCombination())
     assert caught.value.field == "scores"
+    assert str(shape) in str(caught.value)  # the caller sees what was sent
