@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from tests.cli.conftest import run
 from tests.samples import SAMPLES_ROOT
+from tests.sent_lore import CHRONICLE_MESSAGE, check_sent_equals_charged, chronicle_entries
 from worldbook.cli.errors import EXIT_CODES, exit_code
 from worldbook.errors import LimitExceeded, WorldbookError, all_error_types
 
@@ -218,3 +219,31 @@ def test_select_fills_user_and_character_names(cli: CliRunner, tmp_path: Path) -
     bare = run(cli, *args)
     assert any("{{user}}" in e["text"] for e in bare["injected"])
     assert any("user_name" in note for note in bare["notes"])
+
+
+def test_select_and_preview_send_the_cut_they_charge(cli: CliRunner, tmp_path: Path) -> None:
+    # DESIGN §2 budget table: the named chronicle is cut to what is left of the per-turn
+    # budget, and the text the model receives is that cut (it once went whole).
+    entries = {
+        str(i): {
+            "uid": i,
+            "comment": e["title"],
+            "key": e.get("aliases", []),
+            "content": e["lore"],
+            "constant": e.get("canon", False),
+        }
+        for i, e in enumerate(chronicle_entries())
+    }
+    source = tmp_path / "chronicle.json"
+    source.write_text(json.dumps({"name": "Chronicles", "entries": entries}), encoding="utf-8")
+    book = run(cli, "import", str(source), "--json")["book_id"]
+    messages = write_messages(tmp_path / "m.json", [{"role": "user", "content": CHRONICLE_MESSAGE}])
+    common = ("--book", book, "--window", "8192", "--json")
+    for body in (
+        run(cli, "select", "--messages", messages, "--user-name", "Ari", *common),
+        run(cli, "preview", "--message", CHRONICLE_MESSAGE, *common),
+    ):
+        check_sent_equals_charged(body)
+        [chronicle] = [e for e in body["injected"] if e["title"] == "The Long Chronicle"]
+        assert chronicle["truncated"] and chronicle["cost"] <= body["per_turn_budget"]
+        assert chronicle["text"] in body["messages"][-1]["content"]

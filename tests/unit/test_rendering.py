@@ -202,10 +202,10 @@ def _with_lorebook(selection, *entries):  # type: ignore[no-untyped-def]
 
 
 def _lore(entry_id: str, text: str, role: str, character: str | None = None):  # type: ignore[no-untyped-def]
-    from worldbook.core.types import EntryRef, InjectedEntry, Via
+    from worldbook.core.types import EntryRef, InjectedEntry, LoreText, Via
 
     ref = EntryRef(entry_id, "classic", entry_id.title(), 3, character)
-    return InjectedEntry(ref, text, Via.KEYWORD, tokens=3, role=role)  # type: ignore[arg-type]
+    return InjectedEntry(ref, LoreText(text, 3), Via.KEYWORD, role=role)  # type: ignore[arg-type]
 
 
 def test_the_lorebook_slot_follows_the_stable_prefix_one_message_per_entry() -> None:

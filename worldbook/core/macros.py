@@ -38,11 +38,15 @@ class MacroNames:
     char: str | None = None
     user: str | None = None
     chat: str = ""  # the seed of stable draws (the chat id; "" without one)
+    # Which of char / user are stand-ins ("User" in a preview without a user name), so the
+    # turn can say that a real turn would show the real name.
+    stand_ins: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
         """A cache key part: different names never share a substituted text or matcher."""
-        return f"{self.char or ''}\x1f{self.user or ''}\x1f{self.chat}"
+        stand_ins = ",".join(sorted(self.stand_ins))
+        return f"{self.char or ''}\x1f{self.user or ''}\x1f{self.chat}\x1f{stand_ins}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,7 @@ class Substituted:
 
     text: str
     missing: frozenset[str] = frozenset()
+    stood_in: frozenset[str] = frozenset()  # name macros filled with a stand-in name
 
 
 def has_macros(text: str) -> bool:
@@ -64,42 +69,44 @@ def substitute(text: str, names: MacroNames, key: str = "") -> Substituted:
     if not has_macros(text):
         return Substituted(text)
     missing: set[str] = set()
+    used: set[str] = set()
     counter = [0]
 
-    def macro(match: re.Match[str]) -> str:
-        counter[0] += 1
-        return _expand(match, names, f"{key}#{counter[0]}", missing)
-
-    def legacy(match: re.Match[str]) -> str:
-        kind = "user" if match.group(1).upper() == "USER" else "char"
+    def name_of(kind: str, written: str) -> str:
         value = names.user if kind == "user" else names.char
         if value is None:
             missing.add(kind)
-            return match.group(0)
+            return written
+        used.add(kind)
         return value
 
+    def macro(match: re.Match[str]) -> str:
+        counter[0] += 1
+        body = match.group(1).strip()
+        name = _split(body)[0]
+        if name in ("char", "user"):
+            return name_of(name, match.group(0))
+        return _expand(body, names, f"{key}#{counter[0]}", match.group(0))
+
+    def legacy(match: re.Match[str]) -> str:
+        return name_of("user" if match.group(1).upper() == "USER" else "char", match.group(0))
+
     out = _LEGACY.sub(legacy, _MACRO.sub(macro, text))
-    return Substituted(out, frozenset(missing))
+    return Substituted(out, frozenset(missing), frozenset(used & names.stand_ins))
 
 
-def _expand(match: re.Match[str], names: MacroNames, place: str, missing: set[str]) -> str:
-    body = match.group(1).strip()
+def _expand(body: str, names: MacroNames, place: str, written: str) -> str:
+    """A macro other than the names: a comment, a stable draw, a line break, or as written."""
     if body.startswith("//"):
         return ""
     name, args = _split(body)
-    if name in ("char", "user"):
-        value = names.char if name == "char" else names.user
-        if value is None:
-            missing.add(name)
-            return match.group(0)
-        return value
     if name in ("random", "pick") and args:
         return _draw(args, names.chat, place)
     if name == "newline":
         return "\n"
     if name == "noop":
         return ""
-    return match.group(0)  # unknown, or one a lore text must not resolve (time, date, …)
+    return written  # unknown, or one a lore text must not resolve (time, date, …)
 
 
 def _split(body: str) -> tuple[str, list[str]]:

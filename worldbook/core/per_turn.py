@@ -10,13 +10,14 @@ from worldbook.core.matching import MatcherCache, match_form
 from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
 from worldbook.core.selection_draft import SelectionDraft, ref_of
 from worldbook.core.tokens import Tokenizer
-from worldbook.core.truncation import Cut, cut_to_tokens
+from worldbook.core.truncation import cut_to_tokens
 from worldbook.core.types import (
     Decision,
     IndexLine,
     InjectedEntry,
     LoreBook,
     LoreEntry,
+    LoreText,
     SelectionRules,
     Turn,
     Via,
@@ -64,7 +65,7 @@ class _Budget:
     cache: MatcherCache
     draft: SelectionDraft
 
-    def cut(self, cand: Candidate, cap: int) -> Cut:
+    def cut(self, cand: Candidate, cap: int) -> LoreText:
         return _cut(cand.book, cand.entry, cap, self.tokenizer, self.draft.tokenizer_id, self.cache)
 
     def lines_cost(self, below: list[Candidate]) -> int:
@@ -122,7 +123,7 @@ def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEnt
         step.remaining -= cut.tokens
         entry = cand.entry
         ref = ref_of(entry, cand.book)
-        per_turn.append(InjectedEntry(ref, cut.text, cand.via, cut.truncated, cut.tokens))
+        per_turn.append(InjectedEntry(ref, cut, cand.via))
         cut_note = f"; cut to {cut.tokens} tokens" if cut.truncated else ""
         draft.record(entry.id, cand.book.id, entry.title, Decision.INJECTED, cand.why + cut_note)
     return per_turn, not_full
@@ -184,7 +185,7 @@ def _cut(
     tokenizer: Tokenizer,
     tokenizer_id: str,
     cache: MatcherCache,
-) -> Cut:
+) -> LoreText:
     """The entry cut to ``cap`` tokens, remembered per book version (tokenising is the cost)."""
     key = ("cut", entry.id, tokenizer_id, str(cap))
     return cache.derived(book, key, lambda: cut_to_tokens(entry.lore, cap, tokenizer, entry.tokens))

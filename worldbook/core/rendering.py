@@ -91,7 +91,7 @@ def _label(character: str | None, group_chat: bool) -> str:
 
 def _entry_block(entry: InjectedEntry, group_chat: bool) -> str:
     title = entry.ref.title + _label(entry.ref.character, group_chat)
-    return f"## {title}\n{entry.text.strip()}"
+    return f"## {title}\n{entry.text}"
 
 
 def _index_block(lines: tuple[IndexLine, ...], group_chat: bool, tools: bool) -> str:

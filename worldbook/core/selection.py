@@ -29,6 +29,7 @@ from worldbook.core.types import (
     InjectedEntry,
     LoreBook,
     LoreEntry,
+    LoreText,
     ModelProfile,
     Selection,
     SelectionRules,
@@ -159,7 +160,7 @@ def _pack_canon(
                         f"{entry.tokens} tokens exceed the {budget}-token canon budget"
                     )
                 draft.canon.append(
-                    InjectedEntry(ref_of(entry, book), entry.lore, Via.CANON, False, entry.tokens)
+                    InjectedEntry(ref_of(entry, book), LoreText.whole(entry), Via.CANON)
                 )
                 used += entry.tokens
                 draft.record(entry.id, book.id, entry.title, Decision.CANON, why)
@@ -214,7 +215,7 @@ def _whole_books(
         draft.whole_books.append(book.id)
         for entry in relevant:
             draft.injected.append(
-                InjectedEntry(ref_of(entry, book), entry.lore, Via.WHOLE_BOOK, False, entry.tokens)
+                InjectedEntry(ref_of(entry, book), LoreText.whole(entry), Via.WHOLE_BOOK)
             )
             draft.record(
                 entry.id,

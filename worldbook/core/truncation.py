@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from worldbook.core.tokens import Tokenizer
+from worldbook.core.types import LoreText
 
 # A sentence ends at . ! ? … , the CJK full stops and marks, the Devanagari danda, the Arabic
 # question mark, the Ethiopic, Myanmar and Khmer full stops, optionally followed by closing
@@ -25,16 +25,6 @@ MIN_SENTENCE_KEEP = 0.5
 _HEAD_CHARS_PER_TOKEN = 8
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
-    """The result of :func:`cut_to_tokens`: the text to use, its token count, and whether it
-    is shorter than the original."""
-
-    text: str
-    tokens: int
-    truncated: bool
-
-
 def _last_sentence_end(text: str) -> int:
     end = -1
     for match in _SENTENCE_END.finditer(text):
@@ -44,15 +34,18 @@ def _last_sentence_end(text: str) -> int:
 
 def cut_to_tokens(
     text: str, max_tokens: int, tokenizer: Tokenizer, tokens: int | None = None
-) -> Cut:
+) -> LoreText:
     """``text`` if it is at most ``max_tokens`` tokens, else its longest prefix that ends a
     sentence (or, failing that, a word) within ``max_tokens`` tokens.
 
     ``tokens`` is the known token count of ``text`` (saves a count when the caller has it).
+    A cut text is always counted here, and it is marked truncated only when it is shorter than
+    ``text``: the count the budget charges is the count of the text that is sent, whatever
+    count the caller passed.
     """
     count = tokenizer.count(text) if tokens is None else tokens
     if count <= max_tokens:
-        return Cut(text, count, False)
+        return LoreText(text, count, False)
     # Tokenising 20,000 characters to keep 800 tokens is wasted work: real tokenizers average
     # well under _HEAD_CHARS_PER_TOKEN characters per token, so that head holds the cut. (If it
     # did not, the cut is merely shorter than it could be; it never exceeds ``max_tokens``.)
@@ -66,7 +59,7 @@ def cut_to_tokens(
     if kept_tokens > max_tokens:  # a tokenizer whose prefix re-counts higher: be strict
         kept = tokenizer.truncate(kept, max_tokens)
         kept_tokens = tokenizer.count(kept)
-    return Cut(kept, kept_tokens, True)
+    return LoreText(kept, kept_tokens, len(kept) < len(text))
 
 
 def _word_cut(prefix: str, original: str) -> str:

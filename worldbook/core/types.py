@@ -193,15 +193,46 @@ class EntryRef:
 
 
 @dataclass(frozen=True, slots=True)
+class LoreText:
+    """The exact text one entry sends to the model and its token count under the turn's
+    tokenizer: the one value the budget charges, the selection reports and rendering sends
+    (DESIGN §2 budget table). Made only by :func:`worldbook.core.truncation.cut_to_tokens`
+    (which counts what it cuts) and :meth:`whole` (an entry's lore, counted with it), so a text
+    and its count cannot come apart. ``truncated``: the text is shorter than the entry's lore."""
+
+    text: str
+    tokens: int
+    truncated: bool = False
+
+    @classmethod
+    def whole(cls, entry: LoreEntry) -> LoreText:
+        """The entry's lore as it is (``entry.tokens`` is that lore's count)."""
+        return cls(entry.lore, entry.tokens, False)
+
+
+@dataclass(frozen=True, slots=True)
 class InjectedEntry:
-    """An entry that reaches the model in full (or cut to the per-entry cap)."""
+    """An entry that reaches the model in full (or cut to the per-entry cap).
+
+    ``body`` is what is sent and charged; ``ref.tokens`` is the entry's full lore."""
 
     ref: EntryRef
-    text: str
+    body: LoreText
     via: Via
-    truncated: bool = False
-    tokens: int = 0  # tokens of ``text`` (what the budget was charged); ref.tokens is the full lore
     role: Role = "system"  # the message role it renders with (classic entries may differ)
+
+    @property
+    def text(self) -> str:
+        return self.body.text
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of ``text``: what the budget was charged."""
+        return self.body.tokens
+
+    @property
+    def truncated(self) -> bool:
+        return self.body.truncated
 
 
 @dataclass(frozen=True, slots=True)

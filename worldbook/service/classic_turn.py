@@ -41,6 +41,7 @@ from worldbook.core.types import (
     EntryRef,
     IndexLine,
     InjectedEntry,
+    LoreText,
     Message,
     Selection,
     TraceRecord,
@@ -145,9 +146,8 @@ def classic_injected(result: ClassicResult) -> list[InjectedEntry]:
     return [
         InjectedEntry(
             EntryRef(a.entry_id, a.book_id, a.title, a.tokens, a.character),
-            a.text,
+            LoreText(a.text, a.tokens),
             Via(a.via),
-            tokens=a.tokens,
             role=a.role,
         )
         for a in result.activations

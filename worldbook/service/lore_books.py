@@ -112,7 +112,7 @@ class LoreBookCache:
         # read, and the next version re-reads it (the other order would keep it stale).
         stamps = self._stamps(book.id)
         records = list(self._store.list_entries(book.id))
-        tokens = counter.count_many([r.lore for r in records])
+        tokens = counter.count_many([sent_lore(r) for r in records])
         entries = tuple(
             _lore_entry(r, n, indexed.current(r.id, r.content_hash))
             for r, n in zip(records, tokens, strict=True)
@@ -138,7 +138,7 @@ class LoreBookCache:
         stamps = self._stamps(book.id)
         moved = [i for i, s in stamps.items() if base.stamps.get(i) != s]
         fresh = {r.id: r for r in self._store.get_entries(book.id, moved)} if moved else {}
-        counts = counter.count_many([r.lore for r in fresh.values()])
+        counts = counter.count_many([sent_lore(r) for r in fresh.values()])
         made = {
             i: _lore_entry(r, n, indexed.current(i, r.content_hash))
             for (i, r), n in zip(fresh.items(), counts, strict=True)
@@ -172,8 +172,15 @@ def _flagged(entry: LoreEntry, indexed: IndexedEntries, content_hash: str) -> Lo
     return entry if entry.indexed == flag else replace(entry, indexed=flag)
 
 
+def sent_lore(record: EntryRecord) -> str:
+    """The lore a turn works on: the stored text without the whitespace around it, so the
+    text counted is byte for byte the text rendered (DESIGN §2 budget table)."""
+    return record.lore.strip()
+
+
 def _lore_entry(record: EntryRecord, tokens: int, indexed: bool) -> LoreEntry:
-    return LoreEntry(**same_named(record, LoreEntry), tokens=tokens, indexed=indexed)
+    fields = same_named(record, LoreEntry) | {"lore": sent_lore(record)}
+    return LoreEntry(**fields, tokens=tokens, indexed=indexed)
 
 
 def _lore_book(book: BookRecord, entries: tuple[LoreEntry, ...]) -> LoreBook:

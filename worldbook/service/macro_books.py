@@ -36,40 +36,68 @@ CountMany = Callable[[Sequence[str]], list[int]]
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A book as the turn sees it and the macros left for want of a name."""
+    """A book as the turn sees it, the macros left for want of a name, and the name macros
+    filled with a preview's stand-in names."""
 
     book: LoreBook
     missing: frozenset[str] = frozenset()
+    stood_in: frozenset[str] = frozenset()
+
+
+STAND_INS = {"user": "User", "char": "Character"}
+"""What a preview shows for a name the request did not give (SillyTavern's default persona is
+called "User"): a preview shows filled lore, as the model would read it, and says so; a real
+turn leaves such a macro as written and says which field would fill it."""
 
 
 def names_of(
-    source: BookSource, character: str | None, chat_id: str | None, user: str | None
+    source: BookSource,
+    character: str | None,
+    chat_id: str | None,
+    user: str | None,
+    *,
+    stand_ins: bool = False,
 ) -> MacroNames:
     """The names a book's macros take: its character's name (``character`` is the label its
     attachment gave it: the member's name, or its id when the app sent no name), else the
-    first cast member's name for books named by id."""
+    first cast member's name for books named by id; with ``stand_ins``, :data:`STAND_INS` for
+    the names not given."""
     char: str | None = None
     if character is None:
         char = next((m.name for m in source.characters if m.name), None)
     else:
         char = next((m.name for m in source.characters if m.name == character), None)
-    return MacroNames(char=char, user=user, chat=chat_id or "")
+    names = {"char": char, "user": user}
+    stood = frozenset(k for k, v in names.items() if v is None) if stand_ins else frozenset()
+    filled = {k: STAND_INS[k] if k in stood else v for k, v in names.items()}
+    return MacroNames(**filled, chat=chat_id or "", stand_ins=stood)
 
 
 Namer = Callable[[str | None], MacroNames]
 """The names of a book's macros from the label its attachment gave it (None: named by id)."""
 
 
-def namer(source: BookSource, chat_id: str | None, user: str | None) -> Namer:
-    return lambda character: names_of(source, character, chat_id, user)
+def namer(
+    source: BookSource, chat_id: str | None, user: str | None, *, stand_ins: bool = False
+) -> Namer:
+    return lambda character: names_of(source, character, chat_id, user, stand_ins=stand_ins)
 
 
 def missing_note(title: str, missing: frozenset[str]) -> str:
     """What the trace says of macros left as written for want of a name."""
-    asks = {"user": "user_name in the request", "char": "a cast member with a name"}
     left = ", ".join(f"{{{{{m}}}}}" for m in sorted(missing))
-    needs = " and ".join(asks[m] for m in sorted(missing))
+    needs = " and ".join(_ASKS[m] for m in sorted(missing))
     return f"Book '{title}': {left} left as written — give {needs} to fill it in."
+
+
+def stand_in_note(title: str, stood_in: frozenset[str]) -> str:
+    """What a preview says of names filled with stand-ins."""
+    shown = ", ".join(f"{{{{{m}}}}} as '{STAND_INS[m]}'" for m in sorted(stood_in))
+    needs = " and ".join(_ASKS[m] for m in sorted(stood_in))
+    return f"Book '{title}': preview shows {shown}; a real turn fills it from {needs}."
+
+
+_ASKS = {"user": "user_name in the request", "char": "a cast member with a name"}
 
 
 def _tag(names: MacroNames) -> str:
@@ -172,6 +200,7 @@ class MacroBooks:
 
 def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> View:
     missing: set[str] = set()
+    stood_in: set[str] = set()
     names_changed = False
     entries: list[LoreEntry] = []
     recount: list[int] = []
@@ -183,12 +212,16 @@ def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> Vie
         lore = substitute(entry.lore, names, f"{entry.id}.lore")
         for part in (title, lore, *aliases):
             missing |= part.missing
+            stood_in |= part.stood_in
         new_aliases = tuple(a.text for a in aliases)
         if title.text != entry.title or new_aliases != entry.aliases:
             names_changed = True
-        if lore.text != entry.lore:
+        # Stripped as the stored lore is (service/lore_books.sent_lore): a removed comment
+        # must not leave whitespace that is sent but was not counted.
+        filled = lore.text.strip()
+        if filled != entry.lore:
             recount.append(len(entries))
-        entries.append(replace(entry, title=title.text, aliases=new_aliases, lore=lore.text))
+        entries.append(replace(entry, title=title.text, aliases=new_aliases, lore=filled))
     for i, tokens in zip(recount, count_many([entries[i].lore for i in recount]), strict=True):
         entries[i] = replace(entries[i], tokens=tokens)
     tag = _tag(names)
@@ -202,7 +235,7 @@ def _world_view(book: LoreBook, names: MacroNames, count_many: CountMany) -> Vie
         matcher_id=family,
         matcher_version=matcher_version,
     )
-    return View(view, frozenset(missing))
+    return View(view, frozenset(missing), frozenset(stood_in))
 
 
 _Filled = dict[str, tuple[ClassicEntry, ClassicEntry]]

@@ -47,7 +47,7 @@ from worldbook.service.classic_turn import (
     add_classic_lore,
     chat_state_rows,
 )
-from worldbook.service.macro_books import Namer, missing_note, namer
+from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
 from worldbook.service.writes import writable_book
@@ -106,6 +106,10 @@ class TurnInput:
     chat_id: str | None = None
     user_name: str | None = None
     counts: ChatCounts = field(default_factory=ChatCounts)
+    stand_ins: bool = False  # a preview: names not given are shown as stand-ins ("User")
+
+    def namer(self) -> Namer:
+        return namer(self.source, self.chat_id, self.user_name, stand_ins=self.stand_ins)
 
 
 def _lore_books(
@@ -134,6 +138,8 @@ def _lore_books(
         )
         if view.missing and notes is not None:
             notes.append(missing_note(book.title, view.missing))
+        if view.stood_in and notes is not None:
+            notes.append(stand_in_note(book.title, view.stood_in))
         built.append(replace(view.book, character=character) if character else view.book)
     return built
 
@@ -173,8 +179,7 @@ def _run_turn(
 ) -> TurnResult:
     records, notes = resolve_books(services, user_id, turn.source)
     world = [(b, c) for b, c in records if b.mode is not BookMode.CLASSIC]
-    names = namer(turn.source, turn.chat_id, turn.user_name)
-    books = _lore_books(services, world, turn.profile, names, notes)
+    books = _lore_books(services, world, turn.profile, turn.namer(), notes)
     hits, more_notes = _semantic_hits(services, books, turn.messages, turn.profile)
     core_turn = Turn(
         books=tuple(books), messages=turn.messages, profile=turn.profile, semantic_hits=hits
@@ -210,7 +215,7 @@ def _classic_input(user_id: str, turn: TurnInput) -> ClassicInput:
         tokenizer_id=turn.profile.tokenizer_id,
         chat_id=turn.chat_id,
         counts=turn.counts,
-        names=namer(turn.source, turn.chat_id, turn.user_name),
+        names=turn.namer(),
     )
 
 
@@ -295,7 +300,9 @@ def preview(
         sample = messages or []
         check_messages(sample)
         limits.check_preview_message("\n".join(m.content for m in sample), field="messages")
-    turn = TurnInput(source, tuple(sample), profile, chat_id, user_name, chat or ChatCounts())
+    turn = TurnInput(
+        source, tuple(sample), profile, chat_id, user_name, chat or ChatCounts(), stand_ins=True
+    )
     return run_turn(services, user_id=user_id, turn=turn, record_usage=False)
 
 
@@ -320,15 +327,16 @@ def lookup_entry(
     profile: ModelProfile,
     chat_id: str | None = None,
     user_name: str | None = None,
+    stand_ins: bool = False,
 ) -> tuple[LoreBook, str, str]:
     """The full lore of the entry the model asked for by title (or alias, names filled in as
-    the turn showed them), only from the turn's books, never a disabled one. Returns (book,
-    entry id, lore)."""
+    the turn showed them; ``stand_ins`` as a preview shows them), only from the turn's books,
+    never a disabled one. Returns (book, entry id, lore)."""
     wanted = normalize(title).strip()
     if not wanted:
         raise InvalidInput("Give the title of the entry to look up.", field="title")
     records, _ = resolve_books(services, user_id, source)
-    names = namer(source, chat_id, user_name)
+    names = namer(source, chat_id, user_name, stand_ins=stand_ins)
     for book in _lore_books(services, records, profile, names):
         for entry in book.entries:
             if not entry.enabled:

@@ -79,6 +79,15 @@ class EntrySpec:
     placement: PlacementKey
 
     @property
+    def tokens(self) -> int | None:
+        """The count of ``text`` when the entry carries it (``ClassicEntry.tokens`` counts the
+        stripped content, which is ``text`` unless decorator lines were taken off its head);
+        None: the engine counts ``text`` itself, so the cost is always that of what is sent."""
+        if self.entry.tokens is None or self.text != self.entry.content.strip():
+            return None
+        return self.entry.tokens
+
+    @property
     def logic_name(self) -> str:
         return LOGIC_NAMES.get(self.logic, LOGIC_NAMES[AND_ANY])
 

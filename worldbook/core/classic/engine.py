@@ -232,7 +232,7 @@ class _Run:
                     pass_no=item.outcome.pass_no,
                 )
                 continue
-            tokens = item.spec.entry.tokens
+            tokens = item.spec.tokens
             if tokens is None:
                 tokens = self.turn.count_tokens(item.spec.text)
             costed.append(Costed(ref, item.spec, tokens))
