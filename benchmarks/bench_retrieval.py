@@ -187,8 +187,8 @@ def hard_set_turns(embedder: Embedder) -> list[Turn]:
     from worldbook.bench.hard_set import OWNER
     from worldbook.bench.quality import _components, _import_all
     from worldbook.core.types import ModelProfile
-    from worldbook.service.cast import BookSource
-    from worldbook.service.turns import _lore_books, _semantic_hits
+    from worldbook.core.turn_request import BookSource, TurnRequest
+    from worldbook.service.turn_books import meaning_search, world_views
 
     hard = load_hard_set(ROOT / "benchmarks" / "hard_set" / "saltreach")
     profile = ModelProfile(8192, "cl100k_base")
@@ -201,10 +201,11 @@ def hard_set_turns(embedder: Embedder) -> list[Turn]:
         try:
             book_id = _import_all(parts.services, [hard.world])[hard.world.name]
             records, _ = resolve_books(parts.services, OWNER, BookSource(book_ids=(book_id,)))
-            books = _lore_books(parts.services, records, profile)
+            books = world_views(parts.services, records, profile.tokenizer_id)
             turns = []
             for t in hard.turns:
-                hits, _ = _semantic_hits(parts.services, books, t.messages, profile)
+                request = TurnRequest(OWNER, BookSource(book_ids=(book_id,)), profile, t.messages)
+                hits = meaning_search(parts.services, request, [])((book_id,))
                 turns.append(Turn(tuple(books), t.messages, profile, hits))
         finally:
             parts.close()

@@ -34,14 +34,16 @@ if TYPE_CHECKING:
         Visibility,
     )
     from worldbook.errors import WorldbookError
-    from worldbook.service.cast import BookSource, CastMember
+    from worldbook.core.turn_request import BookSource, CastMember, TurnKind, TurnRequest
     from worldbook.service.components import Components
     from worldbook.service.importing import ImportResult, export, import_book
     from worldbook.service.services import Services
     from worldbook.service.turns import (
         TurnResult,
+        lookup,
         lookup_entry,
         preview,
+        run_turn,
         select_turn,
     )
     from worldbook.settings import WorldbookSettings
@@ -67,9 +69,13 @@ _HOMES = {
     "ImportResult": "worldbook.service.importing",
     "export": "worldbook.service.importing",
     "import_book": "worldbook.service.importing",
-    "BookSource": "worldbook.service.cast",
-    "CastMember": "worldbook.service.cast",
+    "BookSource": "worldbook.core.turn_request",
+    "CastMember": "worldbook.core.turn_request",
+    "TurnKind": "worldbook.core.turn_request",
+    "TurnRequest": "worldbook.core.turn_request",
     "TurnResult": "worldbook.service.turns",
+    "lookup": "worldbook.service.turns",
+    "run_turn": "worldbook.service.turns",
     "lookup_entry": "worldbook.service.turns",
     "preview": "worldbook.service.turns",
     "select_turn": "worldbook.service.turns",
@@ -93,15 +99,19 @@ __all__ = [
     "SelectionRules",
     "Services",
     "Turn",
+    "TurnKind",
+    "TurnRequest",
     "TurnResult",
     "Visibility",
     "WorldbookError",
     "WorldbookSettings",
     "export",
     "import_book",
+    "lookup",
     "lookup_entry",
     "preview",
     "render",
+    "run_turn",
     "select",
     "select_turn",
 ]

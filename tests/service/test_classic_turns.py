@@ -6,11 +6,11 @@ import pytest
 
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.records import BookRecord
+from worldbook.core.turn_request import ChatCounts
 from worldbook.core.types import BookMode, Message, ModelProfile, Via
 from worldbook.errors import StorageUnavailable
 from worldbook.service import library
 from worldbook.service.cast import BookSource, CastMember
-from worldbook.service.classic_turn import ChatCounts
 from worldbook.service.contract import SelectionOut
 from worldbook.service.services import Services
 from worldbook.service.turns import TurnResult, preview, select_turn

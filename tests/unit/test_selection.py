@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, lore_of, turn
 from worldbook.core.matching import MatcherCache
-from worldbook.core.selection import canon_budget, select, split_books
+from worldbook.core.selection import canon_budget, select
 from worldbook.core.types import (
     Decision,
     LoreBook,
@@ -148,13 +150,26 @@ def test_whole_books_consume_the_remainder_in_book_order() -> None:
     assert sel.per_turn_budget == 0  # 800 - 100 - 400 - 300
 
 
-def test_split_books_agrees_with_select() -> None:
+def test_the_search_is_asked_once_for_the_large_books_only() -> None:
+    # DESIGN §2 rule 5: meaning search only for books that will not travel whole, and only
+    # those with an entry that has a vector; the core asks once per turn.
     a = book("a", [entry("c", tokens=100, canon=True), entry("a1", tokens=400)])
-    b = book("b", [entry("b1", tokens=200), entry("b2", tokens=200)])
+    b = book("b", [entry("b1", tokens=800), entry("b2", tokens=800)])
     c = book("c", [entry("c1", tokens=300)])
-    whole, large = split_books([a, b, a, c], ModelProfile(8000), RULES)
-    assert [x.id for x in whole] == ["a", "c"] and [x.id for x in large] == ["b"]
-    assert run(turn(a, b, a, c, window=8000)).whole_books == ("a", "c")
+    d = book("d", [entry("d1", tokens=1300, indexed=False)])  # large, but nothing indexed
+    asked: list[tuple[str, ...]] = []
+
+    def search(book_ids: tuple[str, ...]) -> tuple[SemanticHit, ...]:
+        asked.append(book_ids)
+        return (SemanticHit("b", "b2", 0.9),)
+
+    plain = turn(a, b, a, c, d, window=20000)
+    sel = run(replace(plain, search=search))
+    assert sel.whole_books == ("a", "c") and asked == [("b",)]  # d: large, nothing to search
+    assert [e.ref.entry_id for e in sel.injected if e.via is Via.SEMANTIC] == ["b2"]
+    asked.clear()
+    run(replace(turn(a, c, window=20000), search=search))
+    assert asked == []  # every book travels whole: nothing to search, nothing embedded
 
 
 def test_whole_book_is_exactly_the_fit_boundary() -> None:

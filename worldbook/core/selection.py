@@ -16,7 +16,7 @@ Disabled entries are dropped on entry to every step, so no path can surface them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 from worldbook.core.matching import MatcherCache
@@ -30,9 +30,10 @@ from worldbook.core.types import (
     LoreBook,
     LoreEntry,
     LoreText,
-    ModelProfile,
     Selection,
     SelectionRules,
+    SemanticHit,
+    SemanticSearch,
     Turn,
     Via,
 )
@@ -72,6 +73,8 @@ def select(
     large, left = _whole_books(books, left, cache, draft)
     per_turn_budget = max(0, min(rules.per_turn_cap, left))
 
+    if turn.search is not None:
+        turn = replace(turn, semantic_hits=_search(turn.search, large))
     per_turn_used = 0
     if large:
         if per_turn_budget == 0:
@@ -102,19 +105,13 @@ def select(
     )
 
 
-def split_books(
-    books: Sequence[LoreBook], profile: ModelProfile, rules: SelectionRules
-) -> tuple[list[LoreBook], list[LoreBook]]:
-    """The turn's books (deduplicated) as ``(whole, large)``, decided exactly as
-    :func:`select` decides, so the service searches the vectors of large books only."""
-    draft = SelectionDraft()
-    scratch = MatcherCache()
-    unique = _unique_books(Turn(tuple(books), (), profile), draft)
-    budget = canon_budget(profile.input_window, rules)
-    left = max(0, budget - _pack_canon(unique, budget, rules, scratch, draft))
-    large, _ = _whole_books(unique, left, scratch, draft)
-    large_ids = {lb.book.id for lb in large}
-    return [b for b in unique if b.id not in large_ids], [lb.book for lb in large]
+def _search(search: SemanticSearch, large: list[LargeBook]) -> tuple[SemanticHit, ...]:
+    """DESIGN §2 rule 5, "close in meaning": only books that will not travel whole and have
+    an enabled entry with a vector are searched; none, and nothing is embedded."""
+    searchable = tuple(
+        lb.book.id for lb in large if any(e.indexed and e.enabled for e in lb.book.entries)
+    )
+    return search(searchable) if searchable else ()
 
 
 def _unique_books(turn: Turn, draft: SelectionDraft) -> list[LoreBook]:

@@ -6,7 +6,8 @@ service layer that loads books from the store and asks the vector index for neig
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -121,6 +122,10 @@ class LoreBook:
     matcher_id: str = ""
     matcher_version: str = ""
 
+    def labelled(self, character: str | None) -> LoreBook:
+        """This book as it came with ``character`` (itself when None)."""
+        return replace(self, character=character) if character else self
+
     @property
     def matcher_key(self) -> tuple[str, str]:
         """(family, version) of the literal matcher of this book."""
@@ -143,14 +148,23 @@ class SemanticHit:
     score: float
 
 
+SemanticSearch = Callable[[tuple[str, ...]], tuple[SemanticHit, ...]]
+"""The nearest entries of these books to the turn's conversation, best first (DESIGN §2 rule
+5, "close in meaning"). The service's search embeds the last messages and asks the vector
+index; the core calls it once, with the books that will not travel whole."""
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """Everything the core needs to decide one turn."""
+    """Everything the world selection needs to decide one turn: the books, the messages, the
+    model, and the meaning search — static ``semantic_hits``, or a ``search`` the selection
+    calls with its large books (then ``semantic_hits`` is ignored)."""
 
     books: tuple[LoreBook, ...]
     messages: tuple[Message, ...]
     profile: ModelProfile
     semantic_hits: tuple[SemanticHit, ...] = ()
+    search: SemanticSearch | None = None
 
 
 class Via(StrEnum):

@@ -12,9 +12,8 @@ from datetime import date, timedelta
 from pydantic import BaseModel, ConfigDict
 
 from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord, now
-from worldbook.errors import EntryNotFound, InvalidInput
+from worldbook.errors import InvalidInput
 from worldbook.service.access import require_owner
-from worldbook.service.cast import BookSource, resolve_books
 from worldbook.service.library import visible_book
 from worldbook.service.services import Services
 
@@ -112,20 +111,3 @@ def index_state(services: Services, user_id: str, book_id: str) -> IndexState:
         indexed_share=services.store.book_index_share(book.id, services.model_id),
         queue_pending=pending() if callable(pending) else None,
     )
-
-
-def lookup_by_id(
-    services: Services, user_id: str, source: BookSource, entry_id: str
-) -> EntryRecord:
-    """An entry by id for the lookup tool: only from this turn's books, never a disabled one."""
-    records, _ = resolve_books(services, user_id, source)
-    allowed = {book.id for book, _ in records}
-    try:
-        entry = services.store.get_entry(entry_id)
-    except EntryNotFound:
-        entry = None
-    if entry is None or entry.book_id not in allowed or not entry.enabled:
-        # The same answer as for an id that never existed: ids of books outside the turn
-        # (or disabled entries) cannot be probed through the tool.
-        raise EntryNotFound.for_id(entry_id)
-    return entry

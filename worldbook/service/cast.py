@@ -3,37 +3,13 @@ in DESIGN §2 rule 2 order with the access rules applied."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from worldbook.core.records import BookRecord, TargetKind
+from worldbook.core.turn_request import BookSource, CastMember
 from worldbook.errors import InvalidInput, WorldbookError
 from worldbook.service.access import require_use
 from worldbook.service.services import Services
 
-
-@dataclass(frozen=True, slots=True)
-class CastMember:
-    """A character of the turn; ``name`` labels its lore in group chats (and fills
-    ``{{char}}``). ``owner`` is the user whose attachments of this character count (default:
-    the source's owner, else the acting user): attachments are scoped by who made them."""
-
-    character_id: str
-    name: str | None = None
-    owner: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BookSource:
-    """Where a turn's books come from: explicit ids, a cast, or both (explicit ids first)."""
-
-    book_ids: tuple[str, ...] = ()
-    story_id: str | None = None
-    novel_id: str | None = None
-    characters: tuple[CastMember, ...] = ()
-    owner: str | None = None  # whose attachments the cast resolves (default: the acting user)
-
-    def is_empty(self) -> bool:
-        return not (self.book_ids or self.story_id or self.novel_id or self.characters)
+__all__ = ["BookSource", "CastMember", "resolve_books"]
 
 
 def resolve_books(

@@ -1,8 +1,9 @@
 """The turn contract: one typed request and one typed response, shared by the HTTP API, the
-CLI and the library (issue 15 item 5).
+CLI and the library.
 
 Requests are validated here, once: the API takes these models as bodies, the CLI builds them
-from its options, and :func:`source_of` / :func:`profile_of` turn them into the core's inputs.
+from its options, and :func:`turn_of` turns each into the one typed turn
+(:class:`~worldbook.core.turn_request.TurnRequest`) that the service carries to the core.
 The response model :class:`SelectionOut` documents the selection JSON in ``/openapi.json``;
 the JSON itself is built by :func:`worldbook.core.selection_json.selection_to_json` (plain
 dicts, fast) and a test checks it validates against this model, so the two cannot drift.
@@ -16,11 +17,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from worldbook.core.profiles import resolve_profile
+from worldbook.core.turn_request import BookSource, CastMember, ChatCounts, TurnKind, TurnRequest
 from worldbook.core.types import Message, ModelProfile, Role
-from worldbook.service.cast import BookSource, CastMember
-from worldbook.service.classic_turn import ChatCounts
 from worldbook.service.services import Services
-from worldbook.service.turns import TurnResult, preview, select_turn
+from worldbook.service.turns import TurnResult, lookup, preview_sample, run_turn
 from worldbook.settings import WorldbookSettings
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -157,40 +157,52 @@ def profile_of(settings: WorldbookSettings, body: ModelIn) -> ModelProfile:
     )
 
 
-def counts_of(body: TurnOptions) -> ChatCounts:
-    return ChatCounts(body.chat_length, body.assistant_messages, body.greeting_index)
+def messages_of(items: list[MessageIn]) -> tuple[Message, ...]:
+    return tuple(Message(role=m.role, content=m.content, name=m.name) for m in items)
 
 
-def messages_of(items: list[MessageIn]) -> list[Message]:
-    return [Message(role=m.role, content=m.content, name=m.name) for m in items]
+def turn_of(
+    settings: WorldbookSettings,
+    user_id: str,
+    body: SelectRequest | PreviewRequest | LookupRequest,
+) -> TurnRequest:
+    """The one typed turn a request body becomes (HTTP and CLI alike); the kind follows the
+    body. A preview's sample is checked here (DESIGN §6 "preview message")."""
+    if isinstance(body, SelectRequest):
+        kind, messages = TurnKind.SELECT, messages_of(body.messages)
+    elif isinstance(body, PreviewRequest):
+        listed = messages_of(body.messages) if body.messages is not None else None
+        kind, messages = TurnKind.PREVIEW, preview_sample(body.message, listed)
+    else:
+        kind, messages = TurnKind.LOOKUP, ()
+    return TurnRequest(
+        user_id=user_id,
+        source=source_of(body),
+        profile=profile_of(settings, body),
+        messages=messages,
+        chat_id=body.chat_id,
+        user_name=body.user_name,
+        counts=ChatCounts(body.chat_length, body.assistant_messages, body.greeting_index),
+        kind=kind,
+    )
 
 
 def run_select(services: Services, user_id: str, body: SelectRequest) -> TurnResult:
     """``POST /v1/select`` and ``worldbook select``: one real turn."""
-    return select_turn(
-        services,
-        user_id=user_id,
-        source=source_of(body),
-        messages=messages_of(body.messages),
-        profile=profile_of(services.settings, body),
-        chat_id=body.chat_id,
-        user_name=body.user_name,
-        chat=counts_of(body),
-    )
+    return run_turn(services, turn_of(services.settings, user_id, body))
 
 
 def run_preview(services: Services, user_id: str, body: PreviewRequest) -> TurnResult:
     """``POST /v1/preview`` and ``worldbook preview``: the same selection, nothing counted."""
-    return preview(
-        services,
-        user_id=user_id,
-        source=source_of(body),
-        message=body.message,
-        messages=messages_of(body.messages) if body.messages is not None else None,
-        profile=profile_of(services.settings, body),
-        chat_id=body.chat_id,
-        user_name=body.user_name,
-        chat=counts_of(body),
+    return run_turn(services, turn_of(services.settings, user_id, body))
+
+
+def run_lookup(services: Services, user_id: str, body: LookupRequest) -> LookupOut:
+    """``POST /v1/lookup``: the tool call, answered from the turn's books."""
+    turn = turn_of(services.settings, user_id, body)
+    found = lookup(services, turn, title=body.title, entry_id=body.entry_id)
+    return LookupOut(
+        book_id=found.book_id, entry_id=found.entry_id, title=found.title, lore=found.lore
     )
 
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from worldbook.core.classic import ClassicResult
+from worldbook.core.classic import TraceRecord as ClassicRecord
 from worldbook.core.drafts import JSONDict
 from worldbook.core.records import BookRecord, ChatLogRecord
 from worldbook.core.types import Decision, Selection
 from worldbook.errors import WorldbookError
 from worldbook.service.access import can_view
-from worldbook.service.classic_turn import left_out_records
 from worldbook.service.services import Services
 
 _ENTRY_LISTS = ("injected", "index", "left_out")
@@ -157,3 +157,12 @@ def explain_lines(record: JSONDict) -> list[str]:
         lines.append("left out:")
         lines += [f"  {i['title']}: {i['reason']}" for i in record["left_out"]]
     return lines
+
+
+def left_out_records(result: ClassicResult | None) -> list[ClassicRecord]:
+    """Classic entries that were activated or close to it but did not reach the model (the
+    request log lists them; "no key matched", disabled and "in the prompt already" are not)."""
+    if result is None:
+        return []
+    quiet = ("injected", "no_match", "disabled", "elsewhere")
+    return [r for r in result.trace if r.fate not in quiet]

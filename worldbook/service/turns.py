@@ -1,16 +1,17 @@
-"""The turn use cases: ``select_turn`` (counts usage), ``preview`` (same path, no usage) and
-``lookup_entry`` (the tool the model may call). DESIGN §2 rules 1–10.
+"""The turn use case (DESIGN §2 rules 1–10, §3): one :class:`TurnRequest` in, its lore out.
 
-The pipeline of one turn:
-1. resolve the turn's books (explicit ids, or a cast: story/novel books first, then each
+:func:`run_turn` is the one code path behind a real turn, a preview and the tool lookup:
+
+1. resolve the request's books (explicit ids, or a cast: story/novel books first, then each
    character's in cast order) and check the acting user may use each (``cast.py``);
-2. build the core's LoreBooks (cached by book/index version, token counts cached by hash);
-3. when a book will not travel whole, embed the last messages (each message once, cached) and
-   ask the vector index for the nearest entries of those books;
-4. run the pure core (``worldbook.core.selection.select``) on the world and hybrid books, then
-   the classic pool (``classic_turn.py``), and render the result;
-5. for a real turn, write the chat's classic state and request log (one transaction, when the
+2. load them for the core (``turn_books.py``): views with the chat's names, the chat's classic
+   state, the meaning search;
+3. ask the pure core once (:func:`worldbook.core.turn.select_lore`) and render the result;
+4. for a real turn, write the chat's classic state and request log (one transaction, when the
    turn names a chat) and record which entries reached the model and how.
+
+:func:`select_turn`, :func:`preview` and :func:`lookup_entry` are the library's shorthands: each
+builds the request and runs it.
 """
 
 from __future__ import annotations
@@ -21,35 +22,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from worldbook.core import limits
-from worldbook.core.classic import ClassicResult
-from worldbook.core.macros import MacroNames
+from worldbook.core.classic import ChatState, ClassicResult, book_state_to_json
+from worldbook.core.drafts import JSONDict
 from worldbook.core.matching import normalize
 from worldbook.core.records import BookRecord
 from worldbook.core.rendering import RenderedPrompt, render
-from worldbook.core.selection import select, split_books
 from worldbook.core.selection_json import TraceLevel, selection_to_json
-from worldbook.core.types import (
-    BookMode,
-    LoreBook,
-    Message,
-    ModelProfile,
-    Selection,
-    SemanticHit,
-    Turn,
-    Via,
-)
+from worldbook.core.turn import LoreTools, TurnLore, select_lore
+from worldbook.core.turn_request import BookSource, ChatCounts, TurnKind, TurnRequest
+from worldbook.core.types import Message, ModelProfile, Selection, Via
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
-from worldbook.service.cast import BookSource, resolve_books
-from worldbook.service.classic_turn import (
-    ChatCounts,
-    ClassicInput,
-    ClassicPass,
-    add_classic_lore,
-    chat_state_rows,
-)
-from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
+from worldbook.service.cast import resolve_books
 from worldbook.service.request_log import log_record
 from worldbook.service.services import Services
+from worldbook.service.turn_books import TurnBooks, names_for, resolved_turn, world_views
 from worldbook.service.writes import writable_book
 
 logger = logging.getLogger(__name__)
@@ -96,155 +82,86 @@ class TurnResult:
         return body
 
 
-@dataclass(frozen=True, slots=True)
-class TurnInput:
-    """One turn's own data: where its books come from, its messages and model, its chat."""
-
-    source: BookSource
-    messages: tuple[Message, ...]
-    profile: ModelProfile
-    chat_id: str | None = None
-    user_name: str | None = None
-    counts: ChatCounts = field(default_factory=ChatCounts)
-    stand_ins: bool = False  # a preview: names not given are shown as stand-ins ("User")
-
-    def namer(self) -> Namer:
-        return namer(self.source, self.chat_id, self.user_name, stand_ins=self.stand_ins)
-
-
-def _lore_books(
-    services: Services,
-    books: list[tuple[BookRecord, str | None]],
-    profile: ModelProfile,
-    names: Namer | None = None,
-    notes: list[str] | None = None,
-) -> list[LoreBook]:
-    """The turn's world books as the turn sees them: macros filled in with the chat's names
-    (issue 17; without ``names`` macros stay as written); a note per book whose macros lack a
-    name."""
-    counter = services.token_counter(profile.tokenizer_id)
-    names = names or (lambda _character: MacroNames())
-    built: list[LoreBook] = []
-    for book, character in books:
-        services.sync_vector_index(book)
-        lore = services.lore_books.get(
-            book,
-            counter=counter,
-            model_id=services.model_id,
-            indexed_entries=services.indexed_entries,
-        )
-        view = services.macro_books.view(
-            lore, names(character), tokenizer_id=counter.tokenizer_id, count_many=counter.count_many
-        )
-        if view.missing and notes is not None:
-            notes.append(missing_note(book.title, view.missing))
-        if view.stood_in and notes is not None:
-            notes.append(stand_in_note(book.title, view.stood_in))
-        built.append(replace(view.book, character=character) if character else view.book)
-    return built
-
-
-def _semantic_hits(
-    services: Services, books: list[LoreBook], messages: Sequence[Message], profile: ModelProfile
-) -> tuple[tuple[SemanticHit, ...], list[str]]:
-    """Nearest entries of the books that will not travel whole (DESIGN §2 rule 5)."""
-    rules = services.rules
-    _, large = split_books(books, profile, rules)
-    searchable = [b.id for b in large if any(e.indexed and e.enabled for e in b.entries)]
-    texts = [m.content for m in messages if m.role != "system" and m.content.strip()]
-    if not searchable or not texts:
-        return (), []
-    k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
-    try:
-        queries = services.query_embeddings.embed_conversation(texts, last=rules.semantic_messages)
-        hits = services.vector_index.search(searchable, queries, k)
-    except ServiceUnavailable as exc:
-        # Meaning-based ranking is an improvement, not a precondition: literal + list order
-        # still answer the turn (DESIGN §2 rule 6).
-        logger.warning("semantic search unavailable: %s", exc)
-        return (), [f"Semantic search unavailable ({exc.message}); used names and list order."]
-    return tuple(hits), []
-
-
-def run_turn(
-    services: Services, *, user_id: str, turn: TurnInput, record_usage: bool
-) -> TurnResult:
-    """The one code path behind both :func:`select_turn` and :func:`preview` (rule 8)."""
+def run_turn(services: Services, request: TurnRequest) -> TurnResult:
+    """The one code path of every turn (DESIGN §2 rule 8); see the module doc."""
+    if request.kind is TurnKind.SELECT:
+        check_messages(request.messages)
     with services.foreground.serving():
-        return _run_turn(services, user_id=user_id, turn=turn, record_usage=record_usage)
+        books, notes = resolve_books(services, request.user_id, request.source)
+        resolved = resolved_turn(services, request, books, notes)
+        lore = select_lore(resolved, lore_tools(services, request.profile))
+        rendered = render(lore.selection, request.profile)
+        # The living world: the owner's tool-capable turns may add lore (DESIGN §5).
+        owned = [b for b, _ in books]
+        living = writable_book(owned, request.user_id) if rendered.supports_tools else None
+        if living is not None:
+            rendered = replace(rendered, living_tools=True)
+        if request.is_real:
+            _write_chat(services, request, books, lore, resolved.chat_state)
+            _record_usage(services, lore.selection)
+        return TurnResult(
+            selection=lore.selection,
+            rendered=rendered,
+            notes=tuple(notes),
+            books=tuple(books),
+            classic=lore.classic,
+            messages=len(request.messages),
+            living_book_id=living,
+        )
 
 
-def _run_turn(
-    services: Services, *, user_id: str, turn: TurnInput, record_usage: bool
-) -> TurnResult:
-    records, notes = resolve_books(services, user_id, turn.source)
-    world = [(b, c) for b, c in records if b.mode is not BookMode.CLASSIC]
-    books = _lore_books(services, world, turn.profile, turn.namer(), notes)
-    hits, more_notes = _semantic_hits(services, books, turn.messages, turn.profile)
-    core_turn = Turn(
-        books=tuple(books), messages=turn.messages, profile=turn.profile, semantic_hits=hits
-    )
-    tokenizer = services.token_counter(turn.profile.tokenizer_id).tokenizer
-    selection = select(core_turn, services.rules, tokenizer, matcher_cache=services.matcher_cache)
-    selection, classic = add_classic_lore(
-        services, _classic_input(user_id, turn), records, selection
-    )
-    rendered = render(selection, turn.profile)
-    # The living world (issue 12 item 2): the owner's tool-capable turns may add lore.
-    living = writable_book([b for b, _ in records], user_id) if rendered.supports_tools else None
-    if living is not None:
-        rendered = replace(rendered, living_tools=True)
-    if record_usage:
-        _write_chat(services, user_id, turn, records, selection, classic)
-        _record_usage(services, selection)
-    return TurnResult(
-        selection=selection,
-        rendered=rendered,
-        notes=tuple(notes + more_notes),
-        books=tuple(records),
-        classic=classic.result if classic else None,
-        messages=len(turn.messages),
-        living_book_id=living,
-    )
-
-
-def _classic_input(user_id: str, turn: TurnInput) -> ClassicInput:
-    return ClassicInput(
-        user_id=user_id,
-        messages=turn.messages,
-        tokenizer_id=turn.profile.tokenizer_id,
-        chat_id=turn.chat_id,
-        counts=turn.counts,
-        names=turn.namer(),
+def lore_tools(services: Services, profile: ModelProfile) -> LoreTools:
+    """The turn's tokenizer, the cached counts of lore texts and the process-wide caches."""
+    counter = services.token_counter(profile.tokenizer_id)
+    return LoreTools(
+        rules=services.rules,
+        tokenizer=counter.tokenizer,
+        count_tokens=counter.count,
+        matchers=services.matcher_cache,
+        classic_matchers=services.classic_matchers,
     )
 
 
 def _write_chat(
     services: Services,
-    user_id: str,
-    turn: TurnInput,
-    records: list[tuple[BookRecord, str | None]],
-    selection: Selection,
-    classic: ClassicPass | None,
+    request: TurnRequest,
+    books: TurnBooks,
+    lore: TurnLore,
+    before: ChatState,
 ) -> None:
     """A real turn of a named chat: its changed classic state and its request-log row, one
     transaction. A failure fails the turn (the app retries), so a turn never half-happens."""
-    if turn.chat_id is None:
+    if request.chat_id is None:
         return
     keep = services.settings.chat_log_turns
-    states = chat_state_rows(classic)
+    states = chat_state_rows(lore.classic, before)
     if not keep and not states:
         return  # nothing to remember: no transaction
     log = None
     if keep:
         log = log_record(
-            selection,
-            records,
-            classic.result if classic else None,
-            messages=len(turn.messages),
-            chat_length=turn.counts.chat_length,
+            lore.selection,
+            books,
+            lore.classic,
+            messages=len(request.messages),
+            chat_length=request.counts.chat_length,
         )
-    services.store.record_chat_turn(user_id, turn.chat_id, states=states, log=log, keep_log=keep)
+    services.store.record_chat_turn(
+        request.user_id, request.chat_id, states=states, log=log, keep_log=keep
+    )
+
+
+def chat_state_rows(result: ClassicResult | None, before: ChatState) -> dict[str, JSONDict | None]:
+    """The rows a real turn writes: each pool book's new state where it changed (None deletes
+    an emptied one); most turns change nothing and write no state row."""
+    if result is None:
+        return {}
+    rows: dict[str, JSONDict | None] = {}
+    for book_id in dict.fromkeys(r.book_id for r in result.trace):
+        new = book_state_to_json(result.state.book(book_id))
+        if new != book_state_to_json(before.book(book_id)):
+            rows[book_id] = new or None
+    return rows
 
 
 def _record_usage(services: Services, selection: Selection) -> None:
@@ -259,6 +176,76 @@ def _record_usage(services: Services, selection: Selection) -> None:
         logger.warning("usage not recorded: %s", exc)
 
 
+def check_messages(messages: Sequence[Message]) -> None:
+    """A turn's messages: at least one, clean text, within the per-message and per-turn
+    character limits (an unbounded message once took 225 s to embed)."""
+    if not messages:
+        raise InvalidInput("A turn needs at least one message.", field="messages")
+    total = 0
+    for i, message in enumerate(messages):
+        limits.check_message(message.content, field=f"messages[{i}].content")
+        total += len(message.content)
+    limits.check_turn_text(total)
+
+
+def preview_sample(message: str | None, messages: Sequence[Message] | None) -> tuple[Message, ...]:
+    """A preview's sample: one user message, or a short chat, at most 2,000 characters in all
+    (DESIGN §6 "preview message")."""
+    if (message is None) == (messages is None):
+        raise InvalidInput("Give exactly one of message or messages.", field="message")
+    if message is not None:
+        limits.check_preview_message(message)
+        return (Message(role="user", content=message),)
+    sample = tuple(messages or ())
+    check_messages(sample)
+    limits.check_preview_message("\n".join(m.content for m in sample), field="messages")
+    return sample
+
+
+@dataclass(frozen=True, slots=True)
+class LookedUp:
+    """The lookup tool's answer: an entry of the turn's books as the turn shows it."""
+
+    book_id: str
+    entry_id: str
+    title: str
+    lore: str
+
+
+def lookup(
+    services: Services,
+    request: TurnRequest,
+    *,
+    title: str | None = None,
+    entry_id: str | None = None,
+) -> LookedUp:
+    """The full lore of the entry the model asked for — by title or alias (names filled in
+    as the turn showed them), or by id — only from the turn's books, never a disabled one
+    (DESIGN §2 rule 7). An id outside the turn's books gets the answer of an id that never
+    existed, so other books cannot be probed through the tool."""
+    if (title is None) == (entry_id is None):
+        raise InvalidInput("Give exactly one of title or entry_id.", field="title")
+    wanted = normalize(title).strip() if title is not None else None
+    if wanted == "":
+        raise InvalidInput("Give the title of the entry to look up.", field="title")
+    books, _ = resolve_books(services, request.user_id, request.source)
+    names = names_for(request)
+    # Every book of the turn, classic ones included: the tool reads an entry's lore.
+    for book in world_views(services, books, request.profile.tokenizer_id, names):
+        for entry in book.entries:
+            if not entry.enabled:
+                continue
+            if entry_id is not None:
+                found = entry.id == entry_id
+            else:
+                found = any(normalize(n).strip() == wanted for n in (entry.title, *entry.aliases))
+            if found:
+                return LookedUp(book.id, entry.id, entry.title, entry.lore)
+    if entry_id is not None:
+        raise EntryNotFound.for_id(entry_id)
+    raise EntryNotFound(f"No enabled entry titled {title!r} in this turn's books.", field="title")
+
+
 def select_turn(
     services: Services,
     *,
@@ -271,9 +258,9 @@ def select_turn(
     chat: ChatCounts | None = None,
 ) -> TurnResult:
     """Decide the lore of one real turn and count its usage."""
-    check_messages(messages)
-    turn = TurnInput(source, tuple(messages), profile, chat_id, user_name, chat or ChatCounts())
-    return run_turn(services, user_id=user_id, turn=turn, record_usage=True)
+    counts = chat or ChatCounts()
+    request = TurnRequest(user_id, source, profile, tuple(messages), chat_id, user_name, counts)
+    return run_turn(services, request)
 
 
 def preview(
@@ -291,31 +278,12 @@ def preview(
     """What a turn with this user message (or this short chat, ≤ 2,000 characters in all)
     would select; the same code path as a real turn, but it counts no usage and writes no
     chat state (DESIGN §2 rule 8)."""
-    if (message is None) == (messages is None):
-        raise InvalidInput("Give exactly one of message or messages.", field="message")
-    if message is not None:
-        limits.check_preview_message(message)
-        sample: Sequence[Message] = [Message(role="user", content=message)]
-    else:
-        sample = messages or []
-        check_messages(sample)
-        limits.check_preview_message("\n".join(m.content for m in sample), field="messages")
-    turn = TurnInput(
-        source, tuple(sample), profile, chat_id, user_name, chat or ChatCounts(), stand_ins=True
+    sample = preview_sample(message, messages)
+    counts = chat or ChatCounts()
+    request = TurnRequest(
+        user_id, source, profile, sample, chat_id, user_name, counts, TurnKind.PREVIEW
     )
-    return run_turn(services, user_id=user_id, turn=turn, record_usage=False)
-
-
-def check_messages(messages: Sequence[Message]) -> None:
-    """A turn's messages: at least one, clean text, within the per-message and per-turn
-    character limits (an unbounded message once took 225 s to embed, issue 15)."""
-    if not messages:
-        raise InvalidInput("A turn needs at least one message.", field="messages")
-    total = 0
-    for i, message in enumerate(messages):
-        limits.check_message(message.content, field=f"messages[{i}].content")
-        total += len(message.content)
-    limits.check_turn_text(total)
+    return run_turn(services, request)
 
 
 def lookup_entry(
@@ -328,20 +296,10 @@ def lookup_entry(
     chat_id: str | None = None,
     user_name: str | None = None,
     stand_ins: bool = False,
-) -> tuple[LoreBook, str, str]:
-    """The full lore of the entry the model asked for by title (or alias, names filled in as
-    the turn showed them; ``stand_ins`` as a preview shows them), only from the turn's books,
-    never a disabled one. Returns (book, entry id, lore)."""
-    wanted = normalize(title).strip()
-    if not wanted:
-        raise InvalidInput("Give the title of the entry to look up.", field="title")
-    records, _ = resolve_books(services, user_id, source)
-    names = namer(source, chat_id, user_name, stand_ins=stand_ins)
-    for book in _lore_books(services, records, profile, names):
-        for entry in book.entries:
-            if not entry.enabled:
-                continue
-            called = (entry.title, *entry.aliases)
-            if any(normalize(n).strip() == wanted for n in called):
-                return book, entry.id, entry.lore
-    raise EntryNotFound(f"No enabled entry titled {title!r} in this turn's books.", field="title")
+) -> tuple[str, str, str]:
+    """The lookup by title (``stand_ins``: names as a preview shows them). Returns (book id,
+    entry id, lore)."""
+    kind = TurnKind.PREVIEW if stand_ins else TurnKind.LOOKUP
+    request = TurnRequest(user_id, source, profile, (), chat_id, user_name, kind=kind)
+    found = lookup(services, request, title=title)
+    return found.book_id, found.entry_id, found.lore

@@ -16,18 +16,15 @@ from worldbook.api.deps import CallerDep, ServicesDep
 from worldbook.api.responses import FastJSONResponse
 from worldbook.api.schemas import PrewarmRequest
 from worldbook.core import limits
-from worldbook.errors import InvalidInput
-from worldbook.service import book_usage, turns
 from worldbook.service.contract import (
     LookupOut,
     LookupRequest,
     PreviewRequest,
     SelectionOut,
     SelectRequest,
-    profile_of,
+    run_lookup,
     run_preview,
     run_select,
-    source_of,
 )
 
 router = APIRouter(tags=["turns"])
@@ -63,26 +60,7 @@ def preview(body: PreviewRequest, caller: CallerDep, services: ServicesDep) -> F
 def lookup(body: LookupRequest, caller: CallerDep, services: ServicesDep) -> LookupOut:
     """The full lore of an entry the model asked for, only from this turn's books and never
     a disabled one. Give ``title`` (the tool call's argument) or ``entry_id``."""
-    source = source_of(body)
-    if (body.title is None) == (body.entry_id is None):
-        raise InvalidInput("Give exactly one of title or entry_id.", field="title")
-    if body.entry_id is not None:
-        entry = book_usage.lookup_by_id(services, caller.user_id, source, body.entry_id)
-        return LookupOut(
-            book_id=entry.book_id, entry_id=entry.id, title=entry.title, lore=entry.lore
-        )
-    assert body.title is not None
-    book, entry_id, lore = turns.lookup_entry(
-        services,
-        user_id=caller.user_id,
-        source=source,
-        title=body.title,
-        profile=profile_of(services.settings, body),
-        chat_id=body.chat_id,
-        user_name=body.user_name,
-    )
-    title = next(e.title for e in book.entries if e.id == entry_id)
-    return LookupOut(book_id=book.id, entry_id=entry_id, title=title, lore=lore)
+    return run_lookup(services, caller.user_id, body)
 
 
 @router.post("/prewarm", status_code=status.HTTP_202_ACCEPTED)

@@ -8,7 +8,7 @@ service builds these from stored entries; nothing here does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 ClassicRole = Literal["user", "assistant", "system"]
@@ -129,6 +129,10 @@ class ClassicBook:
     cache_key: str = ""
     character: str | None = None
     family: str = ""
+
+    def labelled(self, character: str | None) -> ClassicBook:
+        """This book as it came with ``character`` (itself when None)."""
+        return replace(self, character=character) if character else self
 
 
 @dataclass(frozen=True, slots=True)

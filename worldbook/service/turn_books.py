@@ -1,0 +1,141 @@
+"""A request's books loaded for the core (DESIGN §2 rules 2 and 5, §3): the
+:class:`~worldbook.core.turn.ResolvedTurn` the core decides from.
+
+- world and hybrid books become :class:`LoreBook` views (cached by book/index version, token
+  counts cached by hash), classic and hybrid books :class:`ClassicBook` views, both with the
+  chat's names in their macros (``macro_books.py``); a note per book whose macros lack a name;
+- the chat's classic state is read (a preview reads it too, and writes nothing);
+- the meaning search the core calls: the last messages embedded (each message once, cached)
+  and the vector index asked for the nearest entries of the books the core names.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from worldbook.core.classic import ChatState, ClassicBook, book_state_from_json
+from worldbook.core.macros import MacroNames
+from worldbook.core.records import BookRecord
+from worldbook.core.turn import ResolvedTurn
+from worldbook.core.turn_request import TurnRequest
+from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
+from worldbook.errors import ServiceUnavailable
+from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
+from worldbook.service.services import Services
+
+logger = logging.getLogger(__name__)
+
+CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
+TurnBooks = Sequence[tuple[BookRecord, str | None]]
+"""The turn's books in DESIGN §2 rule 2 order, each with the character it came with."""
+
+
+def names_for(request: TurnRequest) -> Namer:
+    """The names of each book's macros in this turn (stand-ins in a preview)."""
+    return namer(
+        request.source,
+        request.chat_id,
+        request.user_name,
+        stand_ins=request.stand_in_names,
+    )
+
+
+def resolved_turn(
+    services: Services, request: TurnRequest, books: TurnBooks, notes: list[str]
+) -> ResolvedTurn:
+    """The request with its books loaded; notes about names and the search go to ``notes``."""
+    names = names_for(request)
+    world = [(b, c) for b, c in books if b.mode is not BookMode.CLASSIC]
+    classic = classic_views(services, books, request.profile.tokenizer_id, names)
+    return ResolvedTurn(
+        request=request,
+        world=tuple(world_views(services, world, request.profile.tokenizer_id, names, notes)),
+        classic=tuple(classic),
+        hybrid=frozenset(b.id for b, _ in books if b.mode is BookMode.HYBRID),
+        chat_state=chat_state(services, request, classic),
+        search=meaning_search(services, request, notes),
+    )
+
+
+def world_views(
+    services: Services,
+    books: TurnBooks,
+    tokenizer_id: str,
+    names: Namer | None = None,
+    notes: list[str] | None = None,
+) -> list[LoreBook]:
+    """The world (and hybrid) books as the turn sees them: macros filled in with the chat's
+    names (without ``names`` macros stay as written); a note per book whose macros lack a
+    name, or show a preview's stand-in."""
+    counter = services.token_counter(tokenizer_id)
+    names = names or (lambda _character: MacroNames())
+    built: list[LoreBook] = []
+    for book, character in books:
+        services.sync_vector_index(book)
+        lore = services.lore_books.get(
+            book,
+            counter=counter,
+            model_id=services.model_id,
+            indexed_entries=services.indexed_entries,
+        )
+        view = services.macro_books.view(
+            lore, names(character), tokenizer_id=counter.tokenizer_id, count_many=counter.count_many
+        )
+        if view.missing and notes is not None:
+            notes.append(missing_note(book.title, view.missing))
+        if view.stood_in and notes is not None:
+            notes.append(stand_in_note(book.title, view.stood_in))
+        built.append(view.book.labelled(character))
+    return built
+
+
+def classic_views(
+    services: Services, books: TurnBooks, tokenizer_id: str, names: Namer
+) -> list[ClassicBook]:
+    """The classic and hybrid books as the keyword engine sees them, keys and content filled
+    with the chat's names."""
+    counter = services.token_counter(tokenizer_id)
+    pool: list[ClassicBook] = []
+    for record, character in books:
+        if record.mode not in CLASSIC_MODES:
+            continue
+        book = services.classic_books.get(
+            record, tokenizer_id=counter.tokenizer_id, count_many=counter.count_many
+        )
+        book = services.macro_books.classic(book, names(character), counter.count_many)
+        pool.append(book.labelled(character))
+    return pool
+
+
+def chat_state(services: Services, request: TurnRequest, books: Sequence[ClassicBook]) -> ChatState:
+    """The chat's classic state of these books (empty without a chat id or classic books)."""
+    if request.chat_id is None or not books:
+        return ChatState()
+    rows = services.store.chat_states(request.user_id, request.chat_id, [b.id for b in books])
+    return ChatState({book_id: book_state_from_json(row) for book_id, row in rows.items()})
+
+
+def meaning_search(services: Services, request: TurnRequest, notes: list[str]) -> SemanticSearch:
+    """The search the core calls with its large books (DESIGN §2 rule 5): the last
+    ``semantic_messages`` messages embedded, the nearest entries of those books."""
+    rules = services.rules
+    texts = [m.content for m in request.messages if m.role != "system" and m.content.strip()]
+
+    def search(book_ids: tuple[str, ...]) -> tuple[SemanticHit, ...]:
+        if not texts:
+            return ()
+        k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
+        try:
+            queries = services.query_embeddings.embed_conversation(
+                texts, last=rules.semantic_messages
+            )
+            return tuple(services.vector_index.search(list(book_ids), queries, k))
+        except ServiceUnavailable as exc:
+            # Meaning-based ranking is an improvement, not a precondition: literal + list
+            # order still answer the turn (DESIGN §2 rule 6).
+            logger.warning("semantic search unavailable: %s", exc)
+            notes.append(f"Semantic search unavailable ({exc.message}); used names and list order.")
+            return ()
+
+    return search
