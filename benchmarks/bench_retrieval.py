@@ -186,8 +186,8 @@ def hard_set_turns(embedder: Embedder) -> list[Turn]:
     """The Saltreach turns with their real semantic hits, as the service would pass them."""
     from worldbook.bench.hard_set import OWNER
     from worldbook.bench.quality import _components, _import_all
-    from worldbook.core.types import ModelProfile
     from worldbook.core.turn_request import BookSource, TurnRequest
+    from worldbook.core.types import ModelProfile
     from worldbook.service.turn_books import meaning_search, world_views
 
     hard = load_hard_set(ROOT / "benchmarks" / "hard_set" / "saltreach")

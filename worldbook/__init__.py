@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from worldbook.core.drafts import BookDraft, EntryDraft
     from worldbook.core.rendering import RenderedPrompt, render
     from worldbook.core.selection import select
+    from worldbook.core.turn_request import BookSource, CastMember, TurnKind, TurnRequest
     from worldbook.core.types import (
         BookMode,
         LoreBook,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
         Visibility,
     )
     from worldbook.errors import WorldbookError
-    from worldbook.core.turn_request import BookSource, CastMember, TurnKind, TurnRequest
     from worldbook.service.components import Components
     from worldbook.service.importing import ImportResult, export, import_book
     from worldbook.service.services import Services
