@@ -43,8 +43,8 @@ from worldbook.bench import edit_timing
 from worldbook.bench.edit_timing import Samples
 from worldbook.bench.latency import _indexed_book
 from worldbook.bench.synthetic import synthetic_drafts
-from worldbook.core.background import AFTER_THE_TURN_S
 from worldbook.ports import Embedder
+from worldbook.runtime.background import AFTER_THE_TURN_S
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
 

@@ -28,11 +28,11 @@ import orjson
 from worldbook.adapters.tokenizers.registry import get_tokenizer
 from worldbook.bench.common import machine, now_iso, versions, write_results
 from worldbook.bench.synthetic import conversation, lore_book, synthetic_drafts
-from worldbook.core.matching import MatcherCache
 from worldbook.core.rendering import RenderedPrompt, render
 from worldbook.core.selection import select
 from worldbook.core.selection_json import selection_to_json
 from worldbook.core.types import ModelProfile, Selection, SelectionRules, SemanticHit, Turn
+from worldbook.runtime.matcher_cache import MatcherCache
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "response.json"

@@ -51,11 +51,11 @@ from worldbook.bench.hard_set import BEFORE_ISSUE_16, load_hard_set  # noqa: E40
 from worldbook.bench.lareqa import LAREQA_LANGUAGES, evaluate, load_pool, rank_pool  # noqa: E402
 from worldbook.bench.xquad import BOOKS, LANGUAGES, engine_method, load_xquad  # noqa: E402
 from worldbook.core.language_id import detect_language  # noqa: E402
-from worldbook.core.matching import MatcherCache  # noqa: E402
 from worldbook.core.query import Method, QueryCombination  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
 from worldbook.core.types import SelectionRules, SemanticHit, Turn  # noqa: E402
 from worldbook.ports import Embedder  # noqa: E402
+from worldbook.runtime.matcher_cache import MatcherCache  # noqa: E402
 from worldbook.settings import WorldbookSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -40,7 +40,7 @@ from worldbook.bench.synthetic import (  # noqa: E402
     WORD_SYLLABLES,
     synthetic_aliases,
 )
-from worldbook.core.matching import MatcherCache, match_form  # noqa: E402
+from worldbook.core.matching import match_form  # noqa: E402
 from worldbook.core.selection import select  # noqa: E402
 from worldbook.core.tokens import Tokenizer  # noqa: E402
 from worldbook.core.types import (  # noqa: E402
@@ -52,6 +52,7 @@ from worldbook.core.types import (  # noqa: E402
     SemanticHit,
     Turn,
 )
+from worldbook.runtime.matcher_cache import MatcherCache  # noqa: E402
 from worldbook.testing import HashingEmbedder  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "selection.json"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from worldbook.adapters.tokenizers import get_tokenizer
@@ -34,10 +34,10 @@ class DictStore:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], int] = {}
 
-    def get_token_counts(self, tokenizer_id: str, hashes: list[str]) -> dict[str, int]:
+    def get_token_counts(self, tokenizer_id: str, hashes: Sequence[str]) -> dict[str, int]:
         return {h: self.rows[tokenizer_id, h] for h in hashes if (tokenizer_id, h) in self.rows}
 
-    def put_token_counts(self, tokenizer_id: str, counts: dict[str, int]) -> None:
+    def put_token_counts(self, tokenizer_id: str, counts: Mapping[str, int]) -> None:
         for h, n in counts.items():
             self.rows[tokenizer_id, h] = n
 

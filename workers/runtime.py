@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from worldbook.ports import Embedder
+from worldbook.ports import Embedder, VectorStore
 from worldbook.service import indexing
-from worldbook.service.indexing import IndexingStore, IndexReport
+from worldbook.service.indexing import IndexReport
 
 if TYPE_CHECKING:
     from worldbook.settings import WorldbookSettings
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class Indexer:
     """A store and an embedder bound together: what a worker needs to run a batch."""
 
-    store: IndexingStore
+    store: VectorStore
     embedder: Embedder
     batch_size: int = 32
     on_indexed: Callable[[set[str]], None] | None = None

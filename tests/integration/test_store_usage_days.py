@@ -21,7 +21,7 @@ def _book(store: SqlStore, title: str) -> str:
 def _pin_clock(monkeypatch: pytest.MonkeyPatch, store: SqlStore, when: datetime) -> None:
     """Make the store's writes happen at ``when`` (the SQL store and the fake read ``now``)."""
     import worldbook.adapters.store.usage as sql_usage
-    import worldbook.testing.memory_store as memory_usage
+    import worldbook.testing.memory_usage as memory_usage
 
     module = sql_usage if isinstance(store, SqlStore) else memory_usage
     monkeypatch.setattr(module, "now", lambda: when)

@@ -16,7 +16,6 @@ from tests.properties.test_classic_properties import DECORATORS, KEYS, WORDS, en
 from worldbook.core.classic import (
     ClassicBook,
     ClassicEntry,
-    ClassicMatcherCache,
     ClassicSettings,
     ClassicTurn,
     keytable,
@@ -26,6 +25,7 @@ from worldbook.core.classic.compiled import CompiledBook
 from worldbook.core.classic.keys import RegexClock
 from worldbook.core.classic.textforms import TextForms
 from worldbook.core.types import Message
+from worldbook.runtime.classic_cache import ClassicMatcherCache
 from worldbook.testing import WordTokenizer
 
 COUNT = WordTokenizer().count

@@ -16,7 +16,6 @@ from worldbook.core.classic import (
     ChatState,
     ClassicBook,
     ClassicEntry,
-    ClassicMatcherCache,
     ClassicSettings,
     ClassicTurn,
     EntryChatState,
@@ -24,6 +23,7 @@ from worldbook.core.classic import (
     select_classic,
 )
 from worldbook.core.types import Message
+from worldbook.runtime.classic_cache import ClassicMatcherCache
 
 WORDS = ["Gondor", "Rohan", "feu", "feuille", "東京", "앨리스", "кот", "steward", "orc", "the"]
 KEYS = [*WORDS, "/gon(dor)?/i", "/(a+)+$/", "Minas Tirith", "#tag", ""]

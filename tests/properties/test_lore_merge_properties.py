@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.lore_builders import TOKENIZER, lore_of
-from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicMatcherCache, ClassicSettings
-from worldbook.core.matching import MatcherCache
+from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicSettings
 from worldbook.core.turn import LoreTools, ResolvedTurn, select_lore
 from worldbook.core.turn_request import BookSource, TurnRequest
 from worldbook.core.types import (
@@ -34,6 +33,8 @@ from worldbook.core.types import (
     SelectionRules,
     Via,
 )
+from worldbook.runtime.classic_cache import ClassicMatcherCache
+from worldbook.runtime.matcher_cache import MatcherCache
 
 NAMES = ["Gondor", "Rohan", "Mordor", "Shire", "東京", "앨리스"]
 

@@ -6,7 +6,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.lore_builders import TOKENIZER, books_once, lore_of
-from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import canon_budget, select
 from worldbook.core.types import (
     LoreBook,
@@ -20,6 +19,7 @@ from worldbook.core.types import (
     Turn,
     Via,
 )
+from worldbook.runtime.matcher_cache import MatcherCache
 
 NAMES = ["Gondor", "Rohan", "Mordor", "Shire", "東京", "앨리스", "Ísland", "Minas Tirith", "feu"]
 ROLES: list[Role] = ["user", "assistant", "system"]

@@ -260,7 +260,8 @@ def test_previews_in_french_and_japanese(browser: Browser, server: Server, eldor
     run_preview(
         browser, message="Quels sont tes pouvoirs ? Sais-tu guérir et protéger par la magie ?"
     )
-    assert page.locator("#canon .canon-cost").inner_text().startswith("Core canon: 376 tokens")
+    # 368: the canon as sent, {{char}} / {{user}} filled with the stand-ins "Character" / "User".
+    assert page.locator("#canon .canon-cost").inner_text().startswith("Core canon: 368 tokens")
     assert page.locator("#canon tbody").inner_text().startswith("eldoria")
     full = in_full(browser)
     assert full["power"].startswith("semantic: score"), full

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from worldbook.core.background import LatestPerKey
+from worldbook.runtime.background import LatestPerKey
 
 
 def test_a_newer_value_replaces_one_not_yet_started() -> None:
@@ -75,7 +75,7 @@ def test_with_a_delay_work_waits_for_the_newest_submission_of_its_key() -> None:
 def test_a_pause_waits_while_a_request_is_served_and_not_longer() -> None:
     import time
 
-    from worldbook.core.background import Foreground
+    from worldbook.runtime.background import Foreground
 
     gauge = Foreground(max_wait_s=5)
     started = time.monotonic()
@@ -101,7 +101,7 @@ def test_a_pause_waits_while_a_request_is_served_and_not_longer() -> None:
 def test_a_pause_gives_up_after_max_wait_so_background_work_ends_under_load() -> None:
     import time
 
-    from worldbook.core.background import Foreground
+    from worldbook.runtime.background import Foreground
 
     gauge = Foreground(max_wait_s=0.05)
     with gauge.serving():

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, turn
-from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import select
 from worldbook.core.types import Decision, Selection, SelectionRules, SemanticHit, Turn, Via
+from worldbook.runtime.matcher_cache import MatcherCache
 
 RULES = SelectionRules()
 

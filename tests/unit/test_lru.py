@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from worldbook.core.lru import LRU
+from worldbook.runtime.lru import LRU
 
 
 def test_least_recently_used_goes_first() -> None:

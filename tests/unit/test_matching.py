@@ -8,12 +8,12 @@ import pytest
 
 from worldbook.core.matching import (
     BookMatcher,
-    MatcherCache,
     is_unspaced,
     match_form,
     normalize,
 )
 from worldbook.core.types import LoreBook, LoreEntry
+from worldbook.runtime.matcher_cache import MatcherCache
 
 
 def _book(*names: str, version: str = "v1", book_id: str = "b") -> LoreBook:
@@ -342,7 +342,7 @@ def test_a_sharded_matcher_finds_exactly_what_one_automaton_finds(
 def test_a_background_build_steps_aside_while_a_turn_is_served() -> None:
     import time
 
-    from worldbook.core.background import Foreground
+    from worldbook.runtime.background import Foreground
 
     gauge = Foreground(max_wait_s=10)
     cache = MatcherCache(background=True, foreground=gauge)

@@ -6,7 +6,6 @@ import json
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, turn
 from worldbook.core.gist import first_sentence, index_line
-from worldbook.core.matching import MatcherCache
 from worldbook.core.rendering import (
     INDEX_WITH_TOOL,
     INDEX_WITHOUT_TOOL,
@@ -18,6 +17,7 @@ from worldbook.core.selection import select
 from worldbook.core.selection_json import selection_to_json
 from worldbook.core.truncation import cut_to_tokens
 from worldbook.core.types import LoreBook, ModelProfile, SelectionRules, SemanticHit, Turn
+from worldbook.runtime.matcher_cache import MatcherCache
 
 RULES = SelectionRules()
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 import pytest
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, lore_of, turn
-from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import canon_budget, select
 from worldbook.core.types import (
     Decision,
@@ -20,6 +19,7 @@ from worldbook.core.types import (
     Turn,
     Via,
 )
+from worldbook.runtime.matcher_cache import MatcherCache
 
 RULES = SelectionRules()
 

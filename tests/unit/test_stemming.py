@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.lore_builders import TOKENIZER, book, entry, large_book, turn
-from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import select
 from worldbook.core.stemming import stem_index, words_of
 from worldbook.core.types import Decision, LoreBook, Selection, SelectionRules, Turn, Via
+from worldbook.runtime.matcher_cache import MatcherCache
 
 RULES = SelectionRules()
 RUSSIAN = replace(RULES, literal_stem_languages=("russian",))

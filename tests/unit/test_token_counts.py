@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 from worldbook.adapters.tokenizers import get_tokenizer
 from worldbook.errors import InvalidInput, StorageUnavailable
-from worldbook.service.token_counts import TokenCounter, TokenCountStore, text_hash
+from worldbook.ports import TokenCountStore
+from worldbook.service.token_counts import TokenCounter, text_hash
 from worldbook.testing import WordTokenizer
 
 
@@ -32,13 +34,13 @@ class FakeStore:
         self.puts: list[tuple[str, dict[str, int]]] = []
         self.down = False
 
-    def get_token_counts(self, tokenizer_id: str, hashes: list[str]) -> dict[str, int]:
+    def get_token_counts(self, tokenizer_id: str, hashes: Sequence[str]) -> dict[str, int]:
         if self.down:
             raise StorageUnavailable("database is down")
         self.gets.append((tokenizer_id, list(hashes)))
         return {h: self.rows[tokenizer_id, h] for h in hashes if (tokenizer_id, h) in self.rows}
 
-    def put_token_counts(self, tokenizer_id: str, counts: dict[str, int]) -> None:
+    def put_token_counts(self, tokenizer_id: str, counts: Mapping[str, int]) -> None:
         if self.down:
             raise StorageUnavailable("database is down")
         self.puts.append((tokenizer_id, dict(counts)))
@@ -134,7 +136,7 @@ def test_unavailable_store_degrades_to_counting(caplog: pytest.LogCaptureFixture
 
 def test_stray_rows_from_the_store_are_ignored() -> None:
     class Sloppy(FakeStore):
-        def get_token_counts(self, tokenizer_id: str, hashes: list[str]) -> dict[str, int]:
+        def get_token_counts(self, tokenizer_id: str, hashes: Sequence[str]) -> dict[str, int]:
             return {"not-asked-for": 99}
 
     counter = TokenCounter(CountingTokenizer(), store=Sloppy())

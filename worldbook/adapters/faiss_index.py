@@ -38,9 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.adapters.language_correction import LanguageCorrection
-from worldbook.core.background import AFTER_THE_TURN_S, LatestPerKey
 from worldbook.core.embed_text import best_chunk_scores, group_rows
-from worldbook.core.lru import LRU
 from worldbook.core.query import (
     DEFAULT_COMBINATION,
     QueryCombination,
@@ -50,6 +48,8 @@ from worldbook.core.query import (
 from worldbook.core.types import SemanticHit
 from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
 from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
+from worldbook.runtime.background import AFTER_THE_TURN_S, LatestPerKey
+from worldbook.runtime.lru import LRU
 
 LanguageSource = Callable[[str], Mapping[str, str]]
 """``languages(book_id) -> {entry_id: language}``: the language of each entry's text (used to

@@ -55,7 +55,7 @@ def get_api_key(
             "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>' "
             "(create one with `worldbook keys create`)."
         )
-    key = services.store.authenticate(presented.strip())
+    key = services.keys.authenticate(presented.strip())
     if key is None:
         # One message for unknown and revoked keys: a caller learns nothing about either.
         raise AuthenticationFailed("The API key is unknown or revoked; use a current key.")

@@ -30,13 +30,13 @@ from worldbook.bench.synthetic import CJK, NAME_SYLLABLES, Words, conversation, 
 from worldbook.core.classic import (
     ClassicBook,
     ClassicEntry,
-    ClassicMatcherCache,
     ClassicSettings,
     ClassicTurn,
     select_classic,
 )
 from worldbook.core.drafts import EntryDraft
 from worldbook.core.types import Message
+from worldbook.runtime.classic_cache import ClassicMatcherCache
 
 SIZES = (100, 500, 2000)
 KEYS_PER_ENTRY = 10

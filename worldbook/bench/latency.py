@@ -37,10 +37,10 @@ from worldbook.bench.common import OneCore, percentiles
 from worldbook.bench.peers import KeywordScan, PeerEntry
 from worldbook.bench.synthetic import conversation, lore_book, synthetic_drafts
 from worldbook.core.drafts import BookDraft, EntryDraft
-from worldbook.core.matching import MatcherCache
 from worldbook.core.selection import select
 from worldbook.core.types import LoreBook, Message, ModelProfile, SemanticHit, Turn
 from worldbook.ports import Embedder
+from worldbook.runtime.matcher_cache import MatcherCache
 from worldbook.service.cast import BookSource
 from worldbook.service.components import Components
 from worldbook.service.services import Services

@@ -91,7 +91,7 @@ def keys_create(
 ) -> None:
     """Create an API key; the secret is shown once."""
     with open_services() as services:
-        record, secret = services.store.create_api_key(name)
+        record, secret = services.keys.create_api_key(name)
     if as_json:
         emit_json({"id": record.id, "name": record.name, "key": secret})
     else:
@@ -104,7 +104,7 @@ def keys_create(
 def keys_list(as_json: JsonOpt = False) -> None:
     """List API keys (never their secrets)."""
     with open_services() as services:
-        records = services.store.list_api_keys()
+        records = services.keys.list_api_keys()
     rows = [
         {"id": r.id, "name": r.name, "prefix": r.prefix, "revoked": r.revoked_at is not None}
         for r in records
@@ -122,5 +122,5 @@ def keys_list(as_json: JsonOpt = False) -> None:
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="Key id from `keys list`.")]) -> None:
     """Revoke an API key; requests with it are refused from now on."""
     with open_services() as services:
-        services.store.revoke_api_key(key_id)
+        services.keys.revoke_api_key(key_id)
     typer.echo(f"revoked {key_id}")

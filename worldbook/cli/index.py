@@ -35,7 +35,7 @@ def index_command(
     then polls until every enabled entry is indexed or has failed.
     """
     with open_services() as services:
-        store, model_id = services.store, services.model_id
+        store, model_id = services.vectors, services.model_id
         broker = bool(services.settings.broker_url)
         if rebuild_all:
             rebuild(store, model_id, book_id=book, queue=services.queue if broker else None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from worldbook.core.gist import index_line
-from worldbook.core.matching import MatcherCache, match_form
+from worldbook.core.matching import Matchers, match_form
 from worldbook.core.ranking import Candidate, LargeBook, rank_candidates
 from worldbook.core.selection_draft import SelectionDraft, ref_of
 from worldbook.core.tokens import Tokenizer
@@ -30,7 +30,7 @@ def large_books_lore(
     budget: int,
     rules: SelectionRules,
     tokenizer: Tokenizer,
-    cache: MatcherCache,
+    cache: Matchers,
     draft: SelectionDraft,
 ) -> int:
     """DESIGN §2 rules 5–6: up to N ranked entries in full, then the world index. Returns the
@@ -62,7 +62,7 @@ class _Budget:
     remaining: int
     rules: SelectionRules
     tokenizer: Tokenizer
-    cache: MatcherCache
+    cache: Matchers
     draft: SelectionDraft
 
     def cut(self, cand: Candidate, cap: int) -> LoreText:
@@ -184,7 +184,7 @@ def _cut(
     cap: int,
     tokenizer: Tokenizer,
     tokenizer_id: str,
-    cache: MatcherCache,
+    cache: Matchers,
 ) -> LoreText:
     """The entry cut to ``cap`` tokens, remembered per book version (tokenising is the cost)."""
     key = ("cut", entry.id, tokenizer_id, str(cap))
@@ -197,7 +197,7 @@ def _line(
     rules: SelectionRules,
     tokenizer: Tokenizer,
     tokenizer_id: str,
-    cache: MatcherCache,
+    cache: Matchers,
 ) -> tuple[str, int]:
     """The entry's world-index line and its tokens, remembered per book version."""
     gist_cap = rules.index_gist_tokens_max
@@ -219,7 +219,7 @@ def _add_line(
     remaining: int,
     rules: SelectionRules,
     tokenizer: Tokenizer,
-    cache: MatcherCache,
+    cache: Matchers,
     draft: SelectionDraft,
 ) -> int:
     """Add one world-index line if it fits; return the tokens it used (0 if it did not).
@@ -254,7 +254,7 @@ def _add_linked(
     listed: set[tuple[str, str]],
     rules: SelectionRules,
     tokenizer: Tokenizer,
-    cache: MatcherCache,
+    cache: Matchers,
     draft: SelectionDraft,
 ) -> int:
     """Index lines for entries named inside the injected lore (any large book of the turn).

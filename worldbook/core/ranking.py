@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from worldbook.core.matching import MatcherCache, match_form
+from worldbook.core.matching import Matchers, match_form
 from worldbook.core.stemming import stem_index
 from worldbook.core.types import (
     Decision,
@@ -123,7 +123,7 @@ def rank_candidates(
     turn: Turn,
     large: list[LargeBook],
     rules: SelectionRules,
-    cache: MatcherCache,
+    cache: Matchers,
     record: Record,
     notes: list[str],
 ) -> list[Candidate]:
@@ -154,7 +154,7 @@ Hits = list[tuple[_LiteralKey, Candidate]]
 
 
 def _literal_hits(
-    turn: Turn, large: list[LargeBook], rules: SelectionRules, cache: MatcherCache
+    turn: Turn, large: list[LargeBook], rules: SelectionRules, cache: Matchers
 ) -> tuple[Hits, Hits]:
     """Entries named in the last user message, and (not already named there) in the book's
     character's last two replies; each book's ``matched`` flag is set.
@@ -200,7 +200,7 @@ def _literal_hits(
 
 
 def _names(
-    lb: LargeBook, prepared: str, text: str, rules: SelectionRules, cache: MatcherCache
+    lb: LargeBook, prepared: str, text: str, rules: SelectionRules, cache: Matchers
 ) -> Iterator[tuple[int, str, str]]:
     """(list position, entry id, how it was named) for every name in a message: exact
     title/alias hits, then — when stemmers are configured — inflected forms
@@ -283,7 +283,7 @@ def _fallback(
 
 
 def _semantic(
-    turn: Turn, large: list[LargeBook], cache: MatcherCache, record: Record
+    turn: Turn, large: list[LargeBook], cache: Matchers, record: Record
 ) -> list[Candidate]:
     """Usable semantic hits of large books, by score then book order, list position, id.
 

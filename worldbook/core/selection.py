@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from worldbook.core.matching import MatcherCache
+from worldbook.core.matching import Matchers, TurnMatchers
 from worldbook.core.per_turn import large_books_lore
 from worldbook.core.ranking import LargeBook
 from worldbook.core.selection_draft import SelectionDraft, ref_of
@@ -49,7 +49,7 @@ def select(
     rules: SelectionRules,
     tokenizer: Tokenizer,
     *,
-    matcher_cache: MatcherCache | None = None,
+    matcher_cache: Matchers | None = None,
 ) -> Selection:
     """Decide the lore of one turn by DESIGN §2.
 
@@ -64,7 +64,7 @@ def select(
             automaton is rebuilt for this call (correct, but slow for large books).
     """
     draft = SelectionDraft(tokenizer_id=tokenizer.id)
-    cache = matcher_cache if matcher_cache is not None else MatcherCache(len(turn.books) or 1)
+    cache = matcher_cache if matcher_cache is not None else TurnMatchers()
     books = _unique_books(turn, draft)
 
     budget = canon_budget(turn.profile.input_window, rules)
@@ -140,7 +140,7 @@ def _pack_canon(
     books: list[LoreBook],
     budget: int,
     rules: SelectionRules,
-    cache: MatcherCache,
+    cache: Matchers,
     draft: SelectionDraft,
 ) -> int:
     """DESIGN §2 rule 3. Packing stops at the first entry that does not fit: canon is a
@@ -192,7 +192,7 @@ def _relevant_size(book: LoreBook) -> tuple[int, int]:
 
 
 def _whole_books(
-    books: list[LoreBook], left: int, cache: MatcherCache, draft: SelectionDraft
+    books: list[LoreBook], left: int, cache: Matchers, draft: SelectionDraft
 ) -> tuple[list[LargeBook], int]:
     """DESIGN §2 rule 4: books in turn order, each whole book consuming what canon left."""
     large: list[LargeBook] = []

@@ -20,18 +20,17 @@ from dataclasses import dataclass, field
 from worldbook.core.classic import (
     ChatState,
     ClassicBook,
-    ClassicMatcherCache,
+    ClassicMatchers,
     ClassicResult,
     ClassicTurn,
     select_classic,
 )
 from worldbook.core.lore_merge import merge, sent_in_full
-from worldbook.core.matching import MatcherCache
+from worldbook.core.matching import Matchers
 from worldbook.core.selection import select
 from worldbook.core.tokens import Tokenizer
 from worldbook.core.turn_request import TurnRequest
-from worldbook.core.types import LoreBook, SelectionRules, SemanticSearch, Turn
-from worldbook.core.types import Selection as Selection
+from worldbook.core.types import LoreBook, Selection, SelectionRules, SemanticSearch, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +52,8 @@ class LoreTools:
     rules: SelectionRules
     tokenizer: Tokenizer
     count_tokens: Callable[[str], int]  # cached counts of lore texts (the keyword pass)
-    matchers: MatcherCache
-    classic_matchers: ClassicMatcherCache
+    matchers: Matchers
+    classic_matchers: ClassicMatchers
 
 
 @dataclass(frozen=True, slots=True)

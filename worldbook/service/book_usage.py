@@ -15,7 +15,7 @@ from worldbook.core.records import EntryQuery, EntryRecord, EntryUsageRecord, no
 from worldbook.errors import InvalidInput
 from worldbook.service.access import require_owner
 from worldbook.service.library import visible_book
-from worldbook.service.services import Services
+from worldbook.service.needs import IndexReads, UsageReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class BookUsage:
 
 
 def book_usage(
-    services: Services, user_id: str, book_id: str, *, alert_turns: int | None = None
+    services: UsageReads, user_id: str, book_id: str, *, alert_turns: int | None = None
 ) -> BookUsage:
     """Per-entry use counts (most used first) and the never-surfaced alert; owner only,
     because the counts describe every reader's turns, not just the caller's."""
@@ -42,17 +42,17 @@ def book_usage(
     if threshold < 1:
         raise InvalidInput(f"alert_turns must be at least 1; got {threshold}.", field="alert_turns")
     book = require_owner(
-        services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
+        services.books.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
     )
     services.usage.flush()  # read this process's own recent turns
-    entries = services.store.list_entries(book.id, EntryQuery(sort="most_used"))
-    counts = services.store.entry_usage(book.id)
+    entries = services.books.list_entries(book.id, EntryQuery(sort="most_used"))
+    counts = services.usage_counts.entry_usage(book.id)
     uses = [EntryUse(e, counts.get(e.id) or EntryUsageRecord(entry_id=e.id)) for e in entries]
-    alert = set(services.store.usage_alerts(book.id, threshold))
+    alert = set(services.usage_counts.usage_alerts(book.id, threshold))
     never = sorted((u for u in uses if u.entry.id in alert), key=lambda u: u.entry.position)
     return BookUsage(
         book_id=book.id,
-        turns=services.store.book_turns(book.id),
+        turns=services.usage_counts.book_turns(book.id),
         alert_turns=threshold,
         never_surfaced=never,
         entries=uses,
@@ -69,17 +69,17 @@ class DailyTurns:
 DAYS_MAX = 366
 
 
-def daily_turns(services: Services, user_id: str, book_id: str, *, days: int = 30) -> DailyTurns:
+def daily_turns(services: UsageReads, user_id: str, book_id: str, *, days: int = 30) -> DailyTurns:
     """Served turns per UTC day over the last ``days`` days (today included); owner only, like
     :func:`book_usage`. Days without turns are filled with 0 so a chart needs no gap logic."""
     if not 1 <= days <= DAYS_MAX:
         raise InvalidInput(f"days must be 1–{DAYS_MAX}; got {days}.", field="days")
     book = require_owner(
-        services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
+        services.books.get_book(book_id, include_trashed=True), user_id, allow_trashed=True
     )
     services.usage.flush()
     first = now().date() - timedelta(days=days - 1)
-    counts = services.store.book_turns_by_day(book.id, first)
+    counts = services.usage_counts.book_turns_by_day(book.id, first)
     window = [first + timedelta(days=i) for i in range(days)]
     return DailyTurns(book_id=book.id, days=[(day, counts.get(day, 0)) for day in window])
 
@@ -97,10 +97,10 @@ class IndexState(BaseModel):
     queue_pending: int | None
 
 
-def index_state(services: Services, user_id: str, book_id: str) -> IndexState:
+def index_state(services: IndexReads, user_id: str, book_id: str) -> IndexState:
     """How far background indexing of a book has got, for anyone who can see the book."""
     book = visible_book(services, user_id, book_id)
-    entries = services.store.list_entries(book.id)
+    entries = services.books.list_entries(book.id)
     counts = Counter(e.index_status.value for e in entries)
     pending = getattr(services.queue, "pending", None)
     return IndexState(
@@ -108,6 +108,6 @@ def index_state(services: Services, user_id: str, book_id: str) -> IndexState:
         model_id=services.model_id,
         entries=len(entries),
         counts=dict(counts),
-        indexed_share=services.store.book_index_share(book.id, services.model_id),
+        indexed_share=services.vectors.book_index_share(book.id, services.model_id),
         queue_pending=pending() if callable(pending) else None,
     )

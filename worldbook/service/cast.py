@@ -7,13 +7,13 @@ from worldbook.core.records import BookRecord, TargetKind
 from worldbook.core.turn_request import BookSource, CastMember
 from worldbook.errors import InvalidInput, WorldbookError
 from worldbook.service.access import require_use
-from worldbook.service.services import Services
+from worldbook.service.needs import HasBooks
 
 __all__ = ["BookSource", "CastMember", "resolve_books"]
 
 
 def resolve_books(
-    services: Services, user_id: str, source: BookSource
+    services: HasBooks, user_id: str, source: BookSource
 ) -> tuple[list[tuple[BookRecord, str | None]], list[str]]:
     """The turn's books in DESIGN §2 rule 2 order with the character each came from: explicit
     ids, story, novel, each character's, then the acting user's global books (attached with
@@ -35,21 +35,21 @@ def resolve_books(
     owner = source.owner or user_id
     for kind, target in owners:
         if target:
-            ids = services.store.attachments_for(kind, target, owner)
+            ids = services.books.attachments_for(kind, target, owner)
             wanted += [(b, None, False) for b in ids]
     for member in source.characters:
         label = member.name or member.character_id
-        ids = services.store.attachments_for(
+        ids = services.books.attachments_for(
             "character", member.character_id, member.owner or owner
         )
         wanted += [(b, label, False) for b in ids]
-    wanted += [(b, None, False) for b in services.store.attachments_for("global", user_id, user_id)]
+    wanted += [(b, None, False) for b in services.books.attachments_for("global", user_id, user_id)]
 
     books: list[tuple[BookRecord, str | None]] = []
     notes: list[str] = []
     for book_id, character, explicit in wanted:
         try:
-            book = require_use(services.store.get_book(book_id, include_trashed=True), user_id)
+            book = require_use(services.books.get_book(book_id, include_trashed=True), user_id)
         except WorldbookError:
             if explicit:
                 raise

@@ -26,25 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from worldbook.core.classic import ClassicBook, ClassicEntry, ClassicSettings
-from worldbook.core.lru import LRU
-from worldbook.core.records import BookRecord, EntryRecord, EntryStamp
+from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.core.types import BookMode
+from worldbook.ports import EntryReader
+from worldbook.runtime.lru import LRU
 from worldbook.service.same_named import same_named
 
 _Key = tuple[str, int, str]
-
-
-class EntrySource(Protocol):
-    """The store calls a book build needs: all entries, their stamps, some entries."""
-
-    def list_entries(self, book_id: str) -> Sequence[EntryRecord]: ...
-
-    def entry_stamps(self, book_id: str) -> Sequence[EntryStamp]: ...
-
-    def get_entries(self, book_id: str, ids: Sequence[str]) -> Sequence[EntryRecord]: ...
 
 
 def _bool(value: object) -> bool | None:
@@ -172,7 +163,7 @@ class ClassicBookCache:
     relies on to reuse their compiled specs).
     """
 
-    def __init__(self, store: EntrySource, *, max_books: int = 256) -> None:
+    def __init__(self, store: EntryReader, *, max_books: int = 256) -> None:
         self._store = store
         self._cache: LRU[_Key, ClassicBook] = LRU(max_books)
         self._latest: LRU[tuple[str, str], _Base] = LRU(max_books)
@@ -227,7 +218,7 @@ class ClassicBookCache:
         return _Base(_classic_book(book, made, tokenizer_id), book.mode, stamps, made)
 
 
-def _stamps(store: EntrySource, book_id: str) -> _Stamps:
+def _stamps(store: EntryReader, book_id: str) -> _Stamps:
     return {s.entry_id: (s.position, s.changed) for s in store.entry_stamps(book_id)}
 
 

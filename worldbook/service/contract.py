@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from worldbook.core.profiles import resolve_profile
 from worldbook.core.turn_request import BookSource, CastMember, ChatCounts, TurnKind, TurnRequest
 from worldbook.core.types import Message, ModelProfile, Role
-from worldbook.service.services import Services
+from worldbook.service.needs import Turns
 from worldbook.service.turns import TurnResult, lookup, preview_sample, run_turn
 from worldbook.settings import WorldbookSettings
 
@@ -187,17 +187,17 @@ def turn_of(
     )
 
 
-def run_select(services: Services, user_id: str, body: SelectRequest) -> TurnResult:
+def run_select(services: Turns, user_id: str, body: SelectRequest) -> TurnResult:
     """``POST /v1/select`` and ``worldbook select``: one real turn."""
     return run_turn(services, turn_of(services.settings, user_id, body))
 
 
-def run_preview(services: Services, user_id: str, body: PreviewRequest) -> TurnResult:
+def run_preview(services: Turns, user_id: str, body: PreviewRequest) -> TurnResult:
     """``POST /v1/preview`` and ``worldbook preview``: the same selection, nothing counted."""
     return run_turn(services, turn_of(services.settings, user_id, body))
 
 
-def run_lookup(services: Services, user_id: str, body: LookupRequest) -> LookupOut:
+def run_lookup(services: Turns, user_id: str, body: LookupRequest) -> LookupOut:
     """``POST /v1/lookup``: the tool call, answered from the turn's books."""
     turn = turn_of(services.settings, user_id, body)
     found = lookup(services, turn, title=body.title, entry_id=body.entry_id)

@@ -9,9 +9,9 @@ guesses one language, and nothing is stored in the database.
 from __future__ import annotations
 
 from worldbook.core.language_id import LANGUAGE_ID_VERSION, detect_language
-from worldbook.core.lru import LRU
 from worldbook.core.records import EntryQuery
 from worldbook.ports import Store
+from worldbook.runtime.lru import LRU
 
 HEAD_CHARS = 1000
 """Characters of an entry's text the guess reads: the language shows in its head, lore can be

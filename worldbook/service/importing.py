@@ -21,7 +21,7 @@ from worldbook.core.records import ImportJobRecord
 from worldbook.core.types import BookMode
 from worldbook.errors import WorldbookError
 from worldbook.service.access import require_view
-from worldbook.service.services import Services
+from worldbook.service.needs import BookEdits, HasBooks, Importing
 
 ExportFormat = Literal["sillytavern", "ccv3"]
 
@@ -47,7 +47,7 @@ class ImportResult:
 
 
 def import_book(
-    services: Services,
+    services: Importing,
     *,
     owner_id: str,
     data: bytes,
@@ -70,26 +70,26 @@ def import_book(
     if single_batch:
         limits.check_batch(total, field="entries")
     limits.check_entries_per_book(0, total)
-    services.store.ensure_user(owner_id)
+    services.keys.ensure_user(owner_id)
     source_sha = hashlib.sha256(data).hexdigest()
-    job = None if single_batch else services.store.find_import_job(owner_id, source_sha)
+    job = None if single_batch else services.imports.find_import_job(owner_id, source_sha)
     resumed = job is not None
     if job is None:
-        book = services.store.create_book(owner_id, parsed.book)
+        book = services.books.create_book(owner_id, parsed.book)
         try:
-            job = services.store.create_import_job(book.id, owner_id, source_sha, total)
+            job = services.imports.create_import_job(book.id, owner_id, source_sha, total)
         except WorldbookError:
-            services.store.purge_book(book.id)
+            services.books.purge_book(book.id)
             raise
     try:
         _add_batches(services, job, parsed.entries, on_batch)
     except WorldbookError:
-        if not resumed and services.store.get_import_job(job.id).done_entries == 0:
+        if not resumed and services.imports.get_import_job(job.id).done_entries == 0:
             # Nothing of this import landed: leave no empty book behind.
-            services.store.purge_book(job.book_id)
+            services.books.purge_book(job.book_id)
         raise
-    services.store.finish_import_job(job.id)
-    book = services.store.get_book(job.book_id)
+    services.imports.finish_import_job(job.id)
+    book = services.books.get_book(job.book_id)
     return ImportResult(
         book_id=job.book_id,
         title=book.title,
@@ -101,7 +101,7 @@ def import_book(
 
 
 def _add_batches(
-    services: Services,
+    services: BookEdits,
     job: ImportJobRecord,
     entries: list[EntryDraft],
     on_batch: Callable[[int, int], None] | None,
@@ -111,15 +111,15 @@ def _add_batches(
     done, total, size = job.done_entries, len(entries), LIMITS.import_batch
     while done < total:
         batch = entries[done : done + size]
-        added = services.store.add_entries(job.book_id, batch, import_job_id=job.id)
+        added = services.books.add_entries(job.book_id, batch, import_job_id=job.id)
         services.enqueue([e.id for e in added])
         done += len(batch)
         if on_batch is not None:
             on_batch(done, total)
 
 
-def export(services: Services, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:
+def export(services: HasBooks, *, user_id: str, book_id: str, fmt: ExportFormat) -> bytes:
     """A book the user can see, as SillyTavern World Info JSON or a CCv3 ``lorebook_v3``."""
-    book = require_view(services.store.get_book(book_id, include_trashed=True), user_id)
-    entries = [r.to_draft() for r in services.store.list_entries(book.id)]
+    book = require_view(services.books.get_book(book_id, include_trashed=True), user_id)
+    entries = [r.to_draft() for r in services.books.list_entries(book.id)]
     return export_book(book.to_draft(), entries, fmt)

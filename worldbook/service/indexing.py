@@ -14,8 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from datetime import timedelta
 
 import numpy as np
 
@@ -23,54 +22,10 @@ from worldbook.core.embed_text import MIN_PASSAGE_UNITS, chunk_entry_text
 from worldbook.core.records import now
 from worldbook.core.types import IndexStatus
 from worldbook.errors import InvalidInput, QueueUnavailable, ServiceUnavailable
-from worldbook.ports import Embedder, IndexQueue, Vectors
-
-if TYPE_CHECKING:
-    from worldbook.service.services import Services
+from worldbook.ports import Embedder, IndexQueue, Vectors, VectorStore
+from worldbook.service.needs import Indexing
 
 log = logging.getLogger(__name__)
-
-
-class EntryWork(Protocol):
-    """One entry waiting for a vector (the store's ``EntryToIndex``)."""
-
-    @property
-    def entry_id(self) -> str: ...
-
-    @property
-    def content_hash(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def book_id(self) -> str: ...
-
-
-class IndexingStore(Protocol):
-    """The part of the store indexing uses (implemented by ``SqlStore``)."""
-
-    def entries_to_index(
-        self, model_id: str, book_id: str | None = None, entry_ids: Sequence[str] | None = None
-    ) -> Sequence[EntryWork]: ...
-
-    def save_vectors_many(
-        self, model_id: str, items: Sequence[tuple[str, str, Vectors]]
-    ) -> list[bool]: ...
-
-    def set_index_status(
-        self, entry_ids: Sequence[str], status: IndexStatus, error: str | None = None
-    ) -> None: ...
-
-    def delete_vectors(self, model_id: str | None = None, book_id: str | None = None) -> int: ...
-
-    def index_statuses(
-        self, entry_ids: Sequence[str]
-    ) -> dict[str, tuple[IndexStatus, str | None]]: ...
-
-    def book_index_share(self, book_id: str, model_id: str) -> float: ...
-
-    def requeue_stuck(self, before: datetime) -> list[str]: ...
 
 
 @dataclass(slots=True)
@@ -106,7 +61,7 @@ class _Work:
 def index_entries(
     entry_ids: Sequence[str] | None,
     *,
-    store: IndexingStore,
+    store: VectorStore,
     embedder: Embedder,
     batch_size: int = 32,
     book_id: str | None = None,
@@ -172,7 +127,7 @@ def _batches(work: Sequence[_Work], batch_size: int) -> Iterable[list[_Work]]:
 def _index_batch(
     batch: Sequence[_Work],
     *,
-    store: IndexingStore,
+    store: VectorStore,
     embedder: Embedder,
     batch_size: int,
     out: IndexReport,
@@ -210,7 +165,7 @@ def _index_batch(
         out.stale.extend(stale)
 
 
-def _requeue_quietly(store: IndexingStore, entry_ids: Sequence[str]) -> None:
+def _requeue_quietly(store: VectorStore, entry_ids: Sequence[str]) -> None:
     """Put entries back to ``queued`` after an outage, if the store still answers."""
     if not entry_ids:
         return
@@ -247,7 +202,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def request_indexing(
-    store: IndexingStore, queue: IndexQueue, entry_ids: Sequence[str], model_id: str
+    store: VectorStore, queue: IndexQueue, entry_ids: Sequence[str], model_id: str
 ) -> bool:
     """Mark the entries that need a vector as queued and hand them to the queue.
 
@@ -268,7 +223,7 @@ def request_indexing(
 
 
 def sweep(
-    store: IndexingStore,
+    store: VectorStore,
     queue: IndexQueue,
     model_id: str,
     *,
@@ -304,7 +259,7 @@ def sweep(
 
 
 def rebuild(
-    store: IndexingStore,
+    store: VectorStore,
     model_id: str,
     *,
     book_id: str | None = None,
@@ -324,7 +279,7 @@ def rebuild(
 
 
 def index_now(
-    services: Services,
+    services: Indexing,
     entry_ids: Sequence[str] | None = None,
     *,
     book_id: str | None = None,
@@ -334,7 +289,7 @@ def index_now(
     ``worldbook index --wait`` without a broker)."""
     return index_entries(
         entry_ids,
-        store=services.store,
+        store=services.vectors,
         embedder=services.embedder,
         batch_size=services.settings.index_batch_size,
         book_id=book_id,

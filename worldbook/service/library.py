@@ -30,7 +30,7 @@ from worldbook.core.selection import canon_budget
 from worldbook.core.types import LoreBook, Visibility
 from worldbook.errors import BookNotFound, EntryNotFound, InvalidInput, NotFound, PermissionDenied
 from worldbook.service.access import can_view, require_owner, require_use, require_view
-from worldbook.service.services import Services
+from worldbook.service.needs import BookEdits, EntryListing, HasBooks, LoreViews
 
 BulkAction = Literal["enable", "disable", "delete", "move"]
 MoveTo = Literal["first", "last", "before", "after"]
@@ -54,40 +54,40 @@ def target(to: MoveTo, anchor: str | None) -> Target:
 
 
 def owned_book(
-    services: Services, user_id: str, book_id: str, *, trashed: bool = False
+    services: HasBooks, user_id: str, book_id: str, *, trashed: bool = False
 ) -> BookRecord:
     return require_owner(
-        services.store.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
+        services.books.get_book(book_id, include_trashed=True), user_id, allow_trashed=trashed
     )
 
 
-def visible_book(services: Services, user_id: str, book_id: str) -> BookRecord:
-    return require_view(services.store.get_book(book_id, include_trashed=True), user_id)
+def visible_book(services: HasBooks, user_id: str, book_id: str) -> BookRecord:
+    return require_view(services.books.get_book(book_id, include_trashed=True), user_id)
 
 
-def create_book(services: Services, user_id: str, draft: BookDraft) -> BookRecord:
-    return services.store.create_book(user_id, draft)
+def create_book(services: HasBooks, user_id: str, draft: BookDraft) -> BookRecord:
+    return services.books.create_book(user_id, draft)
 
 
 def update_book(
-    services: Services, user_id: str, book_id: str, changes: Mapping[str, Any]
+    services: HasBooks, user_id: str, book_id: str, changes: Mapping[str, Any]
 ) -> BookRecord:
     owned_book(services, user_id, book_id)
-    return services.store.update_book(book_id, **changes)
+    return services.books.update_book(book_id, **changes)
 
 
-def trash_book(services: Services, user_id: str, book_id: str) -> BookRecord:
+def trash_book(services: HasBooks, user_id: str, book_id: str) -> BookRecord:
     owned_book(services, user_id, book_id)
-    return services.store.trash_book(book_id)
+    return services.books.trash_book(book_id)
 
 
-def restore_book(services: Services, user_id: str, book_id: str) -> BookRecord:
+def restore_book(services: HasBooks, user_id: str, book_id: str) -> BookRecord:
     owned_book(services, user_id, book_id, trashed=True)
-    return services.store.restore_book(book_id)
+    return services.books.restore_book(book_id)
 
 
 def list_my_books(
-    services: Services,
+    services: HasBooks,
     user_id: str,
     *,
     trashed: bool = False,
@@ -102,7 +102,7 @@ def list_my_books(
 
 
 def browse_library(
-    services: Services,
+    services: HasBooks,
     *,
     query: str | None = None,
     tag: str | None = None,
@@ -115,7 +115,7 @@ def browse_library(
 
 
 def _find_books(
-    services: Services,
+    services: HasBooks,
     scope: BookQuery,
     query: str | None,
     tag: str | None,
@@ -130,7 +130,7 @@ def _find_books(
         limit=limit,
         offset=offset,
     )
-    return services.store.list_books(search)
+    return services.books.list_books(search)
 
 
 def _search_text(value: str | None, field: str) -> str | None:
@@ -140,12 +140,12 @@ def _search_text(value: str | None, field: str) -> str | None:
     return value.strip() or None
 
 
-def copy_to_library(services: Services, user_id: str, book_id: str) -> BookRecord:
+def copy_to_library(services: BookEdits, user_id: str, book_id: str) -> BookRecord:
     """An editable private copy owned by the caller, of any live book they can see."""
-    require_use(services.store.get_book(book_id, include_trashed=True), user_id)
-    copy = services.store.copy_book(book_id, user_id)
+    require_use(services.books.get_book(book_id, include_trashed=True), user_id)
+    copy = services.books.copy_book(book_id, user_id)
     # Vectors are copied with the entries; the indexer skips those already current.
-    services.enqueue([e.id for e in services.store.list_entries(copy.id, EntryQuery(enabled=True))])
+    services.enqueue([e.id for e in services.books.list_entries(copy.id, EntryQuery(enabled=True))])
     return copy
 
 
@@ -153,18 +153,18 @@ def copy_to_library(services: Services, user_id: str, book_id: str) -> BookRecor
 
 
 def entry_and_book(
-    services: Services, user_id: str, entry_id: str
+    services: HasBooks, user_id: str, entry_id: str
 ) -> tuple[EntryRecord, BookRecord]:
     """The entry and its book, if the caller may see the book; otherwise EntryNotFound."""
-    entry = services.store.get_entry(entry_id)
-    book = services.store.get_book(entry.book_id, include_trashed=True)
+    entry = services.books.get_entry(entry_id)
+    book = services.books.get_book(entry.book_id, include_trashed=True)
     if not can_view(book, user_id):
         raise EntryNotFound.for_id(entry_id)
     return entry, book
 
 
 def add_entries(
-    services: Services,
+    services: BookEdits,
     user_id: str,
     book_id: str,
     drafts: Sequence[EntryDraft],
@@ -172,26 +172,26 @@ def add_entries(
     position: Target = "last",
 ) -> list[EntryRecord]:
     owned_book(services, user_id, book_id)
-    added = services.store.add_entries(book_id, drafts, position=position)
+    added = services.books.add_entries(book_id, drafts, position=position)
     services.enqueue([e.id for e in added if e.enabled])
     return added
 
 
 def update_entry(
-    services: Services, user_id: str, entry_id: str, changes: Mapping[str, Any]
+    services: BookEdits, user_id: str, entry_id: str, changes: Mapping[str, Any]
 ) -> EntryRecord:
     before, book = entry_and_book(services, user_id, entry_id)
     require_owner(book, user_id)
-    after = services.store.update_entry(entry_id, **changes)
+    after = services.books.update_entry(entry_id, **changes)
     if after.enabled and (after.content_hash != before.content_hash or not before.enabled):
         services.enqueue([entry_id])
     return after
 
 
-def delete_entry(services: Services, user_id: str, entry_id: str) -> None:
+def delete_entry(services: HasBooks, user_id: str, entry_id: str) -> None:
     entry, book = entry_and_book(services, user_id, entry_id)
     require_owner(book, user_id)
-    services.store.delete_entries(book.id, [entry.id])
+    services.books.delete_entries(book.id, [entry.id])
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +209,7 @@ class EntryPage:
 
 
 def list_entries(
-    services: Services,
+    services: EntryListing,
     user_id: str,
     book_id: str,
     *,
@@ -227,7 +227,7 @@ def list_entries(
         services.usage.flush()  # read this process's own recent turns
     enabled = None if disabled is None else not disabled
     query = EntryQuery(canon, enabled, never_used, sort, limit, offset)
-    entries = services.store.list_entries(book.id, query)
+    entries = services.books.list_entries(book.id, query)
     counter = services.token_counter(tokenizer)
     lore = _lore_book(services, book, tokenizer)
     tokens = {e.id: e.tokens for e in lore.entries}
@@ -236,7 +236,7 @@ def list_entries(
     budget = canon_budget(services.settings.default_input_window, rules)
     # Usage describes every reader's turns: only the owner sees it (as GET …/usage).
     owner = book.owner_id == user_id
-    usage = services.store.entry_usage(book.id) if entries and owner else {}
+    usage = services.usage_counts.entry_usage(book.id) if entries and owner else {}
     return EntryPage(
         book=book,
         entries=entries,
@@ -249,7 +249,7 @@ def list_entries(
     )
 
 
-def _lore_book(services: Services, book: BookRecord, tokenizer: str | None) -> LoreBook:
+def _lore_book(services: LoreViews, book: BookRecord, tokenizer: str | None) -> LoreBook:
     """The cached core view of the book (token counts by content hash, shared with turns)."""
     services.sync_vector_index(book)
     return services.lore_books.get(
@@ -261,7 +261,7 @@ def _lore_book(services: Services, book: BookRecord, tokenizer: str | None) -> L
 
 
 def move_entries(
-    services: Services,
+    services: HasBooks,
     user_id: str,
     book_id: str,
     ids: Sequence[str],
@@ -272,12 +272,12 @@ def move_entries(
     """Move entries (keeping their relative order); returns how many were moved."""
     limits.check_bulk(len(ids))
     owned_book(services, user_id, book_id)
-    services.store.move_entries(book_id, ids, to=target(to, anchor))
+    services.books.move_entries(book_id, ids, to=target(to, anchor))
     return len(set(ids))
 
 
 def bulk(
-    services: Services,
+    services: BookEdits,
     user_id: str,
     book_id: str,
     action: BulkAction,
@@ -296,13 +296,13 @@ def bulk(
     if action == "move":
         if to is None:
             raise InvalidInput('A move needs "to" (first, last, before, after).', field="to")
-        services.store.move_entries(book_id, ids, to=target(to, anchor))
+        services.books.move_entries(book_id, ids, to=target(to, anchor))
         return len(set(ids))
     if to is not None or anchor is not None:
         raise InvalidInput(f'"to"/"anchor" only apply to a move, not {action!r}.', field="to")
     if action == "delete":
-        return services.store.delete_entries(book_id, ids)
-    changed = services.store.set_enabled(book_id, ids, action == "enable")
+        return services.books.delete_entries(book_id, ids)
+    changed = services.books.set_enabled(book_id, ids, action == "enable")
     if action == "enable":
         services.enqueue(list(ids))  # the indexer skips entries whose vector is current
     return changed
@@ -321,7 +321,7 @@ def _check_global(user_id: str, target_kind: TargetKind, target_id: str) -> None
 
 
 def attach(
-    services: Services, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+    services: HasBooks, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
 ) -> AttachmentRecord:
     """Attach a book the caller may use (own, or another's unlisted/public) to a target.
 
@@ -331,17 +331,17 @@ def attach(
     a user: only the caller themselves (their books for every turn of theirs).
     """
     _check_global(user_id, target_kind, target_id)
-    require_use(services.store.get_book(book_id, include_trashed=True), user_id)
-    return services.store.attach(book_id, target_kind, target_id, user_id)
+    require_use(services.books.get_book(book_id, include_trashed=True), user_id)
+    return services.books.attach(book_id, target_kind, target_id, user_id)
 
 
 def detach(
-    services: Services, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
+    services: HasBooks, user_id: str, book_id: str, target_kind: TargetKind, target_id: str
 ) -> None:
     """Remove the caller's own attachment of a book (attachments are scoped by who made them,
     so nobody can detach a book from someone else's character)."""
     visible_book(services, user_id, book_id)
-    if not services.store.detach(book_id, target_kind, target_id, user_id):
+    if not services.books.detach(book_id, target_kind, target_id, user_id):
         raise NotFound(
             f"book {book_id!r} is not attached to your {target_kind} {target_id!r}.",
             field="book_id",
@@ -349,12 +349,12 @@ def detach(
 
 
 def attached_books(
-    services: Services, user_id: str, target_kind: TargetKind, target_id: str
+    services: HasBooks, user_id: str, target_kind: TargetKind, target_id: str
 ) -> list[BookRecord]:
     """The books the caller attached to the target, in attachment order (books they can no
     longer see are left out)."""
     books = []
-    for book_id in services.store.attachments_for(target_kind, target_id, user_id):
+    for book_id in services.books.attachments_for(target_kind, target_id, user_id):
         try:
             books.append(visible_book(services, user_id, book_id))
         except BookNotFound:

@@ -14,14 +14,13 @@ worker.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from worldbook.core.lru import LRU
-from worldbook.core.records import BookRecord, EntryRecord, EntryStamp
+from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.core.types import LoreBook, LoreEntry
-from worldbook.ports import IndexedEntries
+from worldbook.ports import EntryReader, IndexedEntries
+from worldbook.runtime.lru import LRU
 from worldbook.service.same_named import same_named
 from worldbook.service.token_counts import TokenCounter
 
@@ -29,16 +28,6 @@ IndexedSource = Callable[[str], IndexedEntries]
 """``indexed_entries(book_id)``: what the book's vector index scores now."""
 
 _Key = tuple[str, int, int, int, str, str]
-
-
-class EntrySource(Protocol):
-    """The store calls a book build needs: all entries, their stamps, some entries."""
-
-    def list_entries(self, book_id: str) -> Sequence[EntryRecord]: ...
-
-    def entry_stamps(self, book_id: str) -> Sequence[EntryStamp]: ...
-
-    def get_entries(self, book_id: str, ids: Sequence[str]) -> Sequence[EntryRecord]: ...
 
 
 _Stamps = dict[str, tuple[int, str]]
@@ -65,7 +54,7 @@ class LoreBookCache:
     (index version) re-reads nothing but the indexed flags.
     """
 
-    def __init__(self, store: EntrySource, *, max_books: int = 256) -> None:
+    def __init__(self, store: EntryReader, *, max_books: int = 256) -> None:
         self._store = store
         self._cache: LRU[_Key, LoreBook] = LRU(max_books)
         # (book, tokenizer, model) -> the last build: the base of the next one.

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from worldbook.core.classic import ClassicBook, ClassicEntry
-from worldbook.core.lru import LRU
 from worldbook.core.macros import MacroNames, has_macros, substitute
 from worldbook.core.types import LoreBook, LoreEntry
+from worldbook.runtime.lru import LRU
 
 if TYPE_CHECKING:
     from worldbook.service.cast import BookSource

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from worldbook.core.embed_text import head_units
-from worldbook.core.lru import LRU
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
+from worldbook.runtime.lru import LRU
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from worldbook.core.records import BookRecord, ChatLogRecord
 from worldbook.core.types import Decision, Selection
 from worldbook.errors import WorldbookError
 from worldbook.service.access import can_view
-from worldbook.service.services import Services
+from worldbook.service.needs import ChatLogReads, HasBooks
 
 _ENTRY_LISTS = ("injected", "index", "left_out")
 
@@ -110,14 +110,14 @@ def visible_record(record: JSONDict, readable: Callable[[str], bool]) -> JSONDic
     return out
 
 
-def reader(services: Services, user_id: str) -> Callable[[str], bool]:
+def reader(services: HasBooks, user_id: str) -> Callable[[str], bool]:
     """Whether ``user_id`` may read a book now (memoised for one request)."""
     known: dict[str, bool] = {}
 
     def readable(book_id: str) -> bool:
         if book_id not in known:
             try:
-                book = services.store.get_book(book_id, include_trashed=True)
+                book = services.books.get_book(book_id, include_trashed=True)
             except WorldbookError:
                 known[book_id] = False
             else:
@@ -131,11 +131,13 @@ def log_view(row: ChatLogRecord, readable: Callable[[str], bool]) -> JSONDict:
     return {"id": row.id, "at": row.created_at.isoformat(), **visible_record(row.record, readable)}
 
 
-def chat_log(services: Services, user_id: str, chat_id: str, *, limit: int = 50) -> list[JSONDict]:
+def chat_log(
+    services: ChatLogReads, user_id: str, chat_id: str, *, limit: int = 50
+) -> list[JSONDict]:
     """The caller's chat log, newest first, with only what they may read."""
     readable = reader(services, user_id)
     return [
-        log_view(row, readable) for row in services.store.chat_log(user_id, chat_id, limit=limit)
+        log_view(row, readable) for row in services.chats.chat_log(user_id, chat_id, limit=limit)
     ]
 
 

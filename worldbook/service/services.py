@@ -6,7 +6,7 @@ FAISS index, embedder and queue from settings and hands them over; tests hand ov
 in-memory fakes of :mod:`worldbook.testing` instead, so turns, the library and importing run
 without SQL, FAISS or a model.
 
-The caches are pure (:mod:`worldbook.core.lru`) and keyed by versions and content hashes, so
+The caches are pure (:mod:`worldbook.runtime.lru`) and keyed by versions and content hashes, so
 they are never stale — see ``docs/decisions.md`` "Cross-process cache coherence by versions".
 """
 
@@ -16,21 +16,28 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from worldbook.core.background import Foreground
-from worldbook.core.classic import ClassicMatcherCache
-from worldbook.core.matching import MatcherCache
 from worldbook.core.records import BookRecord
 from worldbook.core.types import SelectionRules
 from worldbook.errors import QueueUnavailable
 from worldbook.ports import (
+    BookStore,
+    ChatStore,
     Embedder,
+    ImportStore,
     IndexedEntries,
     IndexQueue,
+    KeyStore,
     Store,
     TokenizerSource,
     UsageSink,
+    UsageStore,
     VectorIndex,
+    VectorStore,
+    WriteStore,
 )
+from worldbook.runtime.background import Foreground
+from worldbook.runtime.classic_cache import ClassicMatcherCache
+from worldbook.runtime.matcher_cache import MatcherCache
 from worldbook.service.classic_books import ClassicBookCache
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.macro_books import MacroBooks
@@ -63,7 +70,15 @@ class Services:
     ) -> None:
         self.settings = settings
         self.rules: SelectionRules = settings.selection_rules()
-        self.store = store
+        self.store = store  # every role: for the composition root (closing, the workers)
+        # The store's roles (worldbook.ports.store): what the use cases ask for.
+        self.books: BookStore = store
+        self.vectors: VectorStore = store
+        self.usage_counts: UsageStore = store
+        self.imports: ImportStore = store
+        self.chats: ChatStore = store
+        self.keys: KeyStore = store
+        self.writes: WriteStore = store
         self.embedder = embedder
         self.vector_index = vector_index
         self.queue = queue

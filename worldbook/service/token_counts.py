@@ -17,11 +17,11 @@ import hashlib
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Protocol
 
-from worldbook.core.lru import LRU
 from worldbook.core.tokens import Tokenizer
 from worldbook.errors import InvalidInput, StorageUnavailable
+from worldbook.ports import TokenCountStore
+from worldbook.runtime.lru import LRU
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +32,6 @@ MEMORY_COUNTS_MAX = 50_000
 def text_hash(text: str) -> str:
     """The cache key of a text: hex SHA-256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
-
-
-class TokenCountStore(Protocol):
-    """The persistent level; the SQL store implements exactly these two methods."""
-
-    def get_token_counts(self, tokenizer_id: str, hashes: list[str]) -> dict[str, int]:
-        """Known counts for those of ``hashes`` that are stored (missing ones are absent)."""
-        ...
-
-    def put_token_counts(self, tokenizer_id: str, counts: dict[str, int]) -> None:
-        """Store ``hash -> count`` pairs; an existing pair is left as it is."""
-        ...
 
 
 class TokenCounter:

@@ -22,7 +22,7 @@ from worldbook.core.turn_request import TurnRequest
 from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
-from worldbook.service.services import Services
+from worldbook.service.needs import LoreViews, Turns
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def names_for(request: TurnRequest) -> Namer:
 
 
 def resolved_turn(
-    services: Services, request: TurnRequest, books: TurnBooks, notes: list[str]
+    services: Turns, request: TurnRequest, books: TurnBooks, notes: list[str]
 ) -> ResolvedTurn:
     """The request with its books loaded; notes about names and the search go to ``notes``."""
     names = names_for(request)
@@ -59,7 +59,7 @@ def resolved_turn(
 
 
 def world_views(
-    services: Services,
+    services: LoreViews,
     books: TurnBooks,
     tokenizer_id: str,
     names: Namer | None = None,
@@ -91,7 +91,7 @@ def world_views(
 
 
 def classic_views(
-    services: Services, books: TurnBooks, tokenizer_id: str, names: Namer
+    services: LoreViews, books: TurnBooks, tokenizer_id: str, names: Namer
 ) -> list[ClassicBook]:
     """The classic and hybrid books as the keyword engine sees them, keys and content filled
     with the chat's names."""
@@ -108,15 +108,15 @@ def classic_views(
     return pool
 
 
-def chat_state(services: Services, request: TurnRequest, books: Sequence[ClassicBook]) -> ChatState:
+def chat_state(services: Turns, request: TurnRequest, books: Sequence[ClassicBook]) -> ChatState:
     """The chat's classic state of these books (empty without a chat id or classic books)."""
     if request.chat_id is None or not books:
         return ChatState()
-    rows = services.store.chat_states(request.user_id, request.chat_id, [b.id for b in books])
+    rows = services.chats.chat_states(request.user_id, request.chat_id, [b.id for b in books])
     return ChatState({book_id: book_state_from_json(row) for book_id, row in rows.items()})
 
 
-def meaning_search(services: Services, request: TurnRequest, notes: list[str]) -> SemanticSearch:
+def meaning_search(services: Turns, request: TurnRequest, notes: list[str]) -> SemanticSearch:
     """The search the core calls with its large books (DESIGN §2 rule 5): the last
     ``semantic_messages`` messages embedded, the nearest entries of those books."""
     rules = services.rules

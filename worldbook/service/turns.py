@@ -33,8 +33,8 @@ from worldbook.core.turn_request import BookSource, ChatCounts, TurnKind, TurnRe
 from worldbook.core.types import Message, ModelProfile, Selection, Via
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
 from worldbook.service.cast import resolve_books
+from worldbook.service.needs import Turns
 from worldbook.service.request_log import log_record
-from worldbook.service.services import Services
 from worldbook.service.turn_books import TurnBooks, names_for, resolved_turn, world_views
 from worldbook.service.writes import writable_book
 
@@ -82,7 +82,7 @@ class TurnResult:
         return body
 
 
-def run_turn(services: Services, request: TurnRequest) -> TurnResult:
+def run_turn(services: Turns, request: TurnRequest) -> TurnResult:
     """The one code path of every turn (DESIGN §2 rule 8); see the module doc."""
     if request.kind is TurnKind.SELECT:
         check_messages(request.messages)
@@ -110,7 +110,7 @@ def run_turn(services: Services, request: TurnRequest) -> TurnResult:
         )
 
 
-def lore_tools(services: Services, profile: ModelProfile) -> LoreTools:
+def lore_tools(services: Turns, profile: ModelProfile) -> LoreTools:
     """The turn's tokenizer, the cached counts of lore texts and the process-wide caches."""
     counter = services.token_counter(profile.tokenizer_id)
     return LoreTools(
@@ -123,7 +123,7 @@ def lore_tools(services: Services, profile: ModelProfile) -> LoreTools:
 
 
 def _write_chat(
-    services: Services,
+    services: Turns,
     request: TurnRequest,
     books: TurnBooks,
     lore: TurnLore,
@@ -146,7 +146,7 @@ def _write_chat(
             messages=len(request.messages),
             chat_length=request.counts.chat_length,
         )
-    services.store.record_chat_turn(
+    services.chats.record_chat_turn(
         request.user_id, request.chat_id, states=states, log=log, keep_log=keep
     )
 
@@ -164,7 +164,7 @@ def chat_state_rows(result: ClassicResult | None, before: ChatState) -> dict[str
     return rows
 
 
-def _record_usage(services: Services, selection: Selection) -> None:
+def _record_usage(services: Turns, selection: Selection) -> None:
     uses = [(e.ref.entry_id, "canon") for e in selection.canon]
     uses += [(e.ref.entry_id, _USAGE_VIA.get(e.via, "full")) for e in selection.injected]
     uses += [(line.ref.entry_id, "index") for line in selection.index]
@@ -213,7 +213,7 @@ class LookedUp:
 
 
 def lookup(
-    services: Services,
+    services: Turns,
     request: TurnRequest,
     *,
     title: str | None = None,
@@ -247,7 +247,7 @@ def lookup(
 
 
 def select_turn(
-    services: Services,
+    services: Turns,
     *,
     user_id: str,
     source: BookSource,
@@ -264,7 +264,7 @@ def select_turn(
 
 
 def preview(
-    services: Services,
+    services: Turns,
     *,
     user_id: str,
     source: BookSource,
@@ -287,7 +287,7 @@ def preview(
 
 
 def lookup_entry(
-    services: Services,
+    services: Turns,
     *,
     user_id: str,
     source: BookSource,

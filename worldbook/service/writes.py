@@ -27,7 +27,7 @@ from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.errors import Conflict, EntryNotFound, NotFound, WriteNotFound
 from worldbook.service.access import can_view, require_owner
 from worldbook.service.library import owned_book
-from worldbook.service.services import Services
+from worldbook.service.needs import Writing
 from worldbook.settings import WorldbookSettings
 
 
@@ -60,7 +60,7 @@ class WriteRequest:
     swipe: int | None = None
 
 
-def record_write(services: Services, user_id: str, request: WriteRequest) -> WriteOutcome:
+def record_write(services: Writing, user_id: str, request: WriteRequest) -> WriteOutcome:
     """Apply one tool call of the owner's turn (or answer its replay)."""
     book = owned_book(services, user_id, request.book_id)
     if not is_living(book.settings):
@@ -78,31 +78,31 @@ def record_write(services: Services, user_id: str, request: WriteRequest) -> Wri
         mode=book.mode,
     )
     call = parse_call(ctx, request.tool, request.arguments)
-    outcome = services.store.record_write(call, limits=living_limits(services.settings))
+    outcome = services.writes.record_write(call, limits=living_limits(services.settings))
     if not outcome.replayed and outcome.write.effect != "unchanged":
         services.enqueue([outcome.write.entry_id])
     return outcome
 
 
-def _require_owner(services: Services, user_id: str, book_id: str, unseen: NotFound) -> None:
+def _require_owner(services: Writing, user_id: str, book_id: str, unseen: NotFound) -> None:
     """Only the owner of ``book_id`` goes on; where the caller may not see the book, the write
     or entry of it answers ``unseen``, as one that does not exist."""
-    book = services.store.get_book(book_id, include_trashed=True)
+    book = services.books.get_book(book_id, include_trashed=True)
     if not can_view(book, user_id):
         raise unseen
     require_owner(book, user_id)
 
 
-def _owned_write(services: Services, user_id: str, write_id: str) -> WriteRecord:
-    write = services.store.get_write(write_id)
+def _owned_write(services: Writing, user_id: str, write_id: str) -> WriteRecord:
+    write = services.writes.get_write(write_id)
     _require_owner(services, user_id, write.book_id, WriteNotFound.for_id(write_id))
     return write
 
 
-def undo_write(services: Services, user_id: str, write_id: str) -> UndoOutcome:
+def undo_write(services: Writing, user_id: str, write_id: str) -> UndoOutcome:
     """Undo one write (owner only; idempotent; 409 after a person's edit)."""
     _owned_write(services, user_id, write_id)
-    outcome = services.store.undo_write(write_id)
+    outcome = services.writes.undo_write(write_id)
     services.enqueue(list(outcome.changed_entry_ids))
     return outcome
 
@@ -116,25 +116,25 @@ class MessageUndo:
 
 
 def undo_message(
-    services: Services, user_id: str, chat_id: str, message_id: str, swipe: int | None = None
+    services: Writing, user_id: str, chat_id: str, message_id: str, swipe: int | None = None
 ) -> MessageUndo:
     """Undo every live write one message (or one swipe of it) made to the caller's books,
     newest first (idempotent). A write a person has edited since, or one in a book in the
     trash, is kept and listed with the reason; the others are undone regardless."""
     result = MessageUndo()
     done: set[str] = set()
-    for write in services.store.message_writes(user_id, chat_id, message_id, swipe):
+    for write in services.writes.message_writes(user_id, chat_id, message_id, swipe):
         if write.id in done or write.state == "undone":
             continue
-        book = services.store.get_book(write.book_id, include_trashed=True)
+        book = services.books.get_book(write.book_id, include_trashed=True)
         if book.trashed:
             reason = f"book {book.id!r} is in the trash; restore it to undo this write."
             result.kept.append((write, reason))
             continue
         try:
-            outcome = services.store.undo_write(write.id, reason="regenerate")
+            outcome = services.writes.undo_write(write.id, reason="regenerate")
         except Conflict as exc:
-            result.kept.append((services.store.get_write(write.id), exc.message))
+            result.kept.append((services.writes.get_write(write.id), exc.message))
             continue
         for undone in outcome.undone:
             if undone.id not in done:
@@ -145,23 +145,23 @@ def undo_message(
 
 
 def list_writes(
-    services: Services, user_id: str, book_id: str, *, limit: int = 50, offset: int = 0
+    services: Writing, user_id: str, book_id: str, *, limit: int = 50, offset: int = 0
 ) -> list[WriteRecord]:
     """A book's write log, newest first (owner only: it names the owner's chats)."""
     owned_book(services, user_id, book_id, trashed=True)
-    return services.store.list_writes(book_id, limit=limit, offset=offset)
+    return services.writes.list_writes(book_id, limit=limit, offset=offset)
 
 
-def list_trash(services: Services, user_id: str, book_id: str) -> list[TrashedEntry]:
+def list_trash(services: Writing, user_id: str, book_id: str) -> list[TrashedEntry]:
     owned_book(services, user_id, book_id, trashed=True)
-    return services.store.list_entry_trash(book_id)
+    return services.writes.list_entry_trash(book_id)
 
 
-def restore_entry(services: Services, user_id: str, entry_id: str) -> EntryRecord:
+def restore_entry(services: Writing, user_id: str, entry_id: str) -> EntryRecord:
     """Bring an entry back from its book's trash (owner only) and index it."""
-    trashed = services.store.get_trashed_entry(entry_id)
+    trashed = services.writes.get_trashed_entry(entry_id)
     _require_owner(services, user_id, trashed.book_id, EntryNotFound.for_id(entry_id))
-    entry = services.store.restore_entry(entry_id)
+    entry = services.writes.restore_entry(entry_id)
     if entry.enabled:
         services.enqueue([entry.id])
     return entry

@@ -13,7 +13,6 @@ from worldbook.core.classic import (
     ChatState,
     ClassicBook,
     ClassicEntry,
-    ClassicMatcherCache,
     ClassicResult,
     ClassicSettings,
     ClassicTurn,
@@ -21,6 +20,7 @@ from worldbook.core.classic import (
     select_classic,
 )
 from worldbook.core.types import Message
+from worldbook.runtime.classic_cache import ClassicMatcherCache
 from worldbook.testing import WordTokenizer
 
 COUNT = WordTokenizer().count

@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 
 from tests.unit.classic.helpers import COUNT, book, chat, entry, fate, ids, run
-from worldbook.core.classic import ClassicMatcherCache, ClassicTurn, select_classic
+from worldbook.core.classic import ClassicTurn, select_classic
 from worldbook.core.classic.draws import TurnDraws, uniform
 from worldbook.core.classic.keys import RegexClock, compile_regex, nested_quantifier
+from worldbook.runtime.classic_cache import ClassicMatcherCache
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,8 @@ def test_skipped_entries_are_not_activated_nor_charged() -> None:
 def test_the_character_label_is_this_turns_not_the_cached_books() -> None:
     from dataclasses import replace
 
-    from worldbook.core.classic import ClassicMatcherCache, ClassicTurn, select_classic
+    from worldbook.core.classic import ClassicTurn, select_classic
+    from worldbook.runtime.classic_cache import ClassicMatcherCache
     from worldbook.testing import WordTokenizer
 
     b = book(entry("a", "Gondor"))

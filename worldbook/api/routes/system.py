@@ -36,7 +36,7 @@ def readiness(services: Services | None) -> tuple[bool, dict[str, Any]]:
         return False, {"components": {"up": False, "detail": "starting"}}
     report: dict[str, Any] = {}
     try:
-        services.store.list_books(BookQuery(limit=1))
+        services.books.list_books(BookQuery(limit=1))
         report["database"] = {"up": True}
     except WorldbookError as exc:
         report["database"] = {"up": False, "detail": exc.message}

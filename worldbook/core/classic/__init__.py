@@ -5,8 +5,8 @@ Build :class:`ClassicBook` / :class:`ClassicEntry` from stored entries, call
 returned state in the turn's transaction (a preview discards it).
 """
 
-from worldbook.core.classic.cache import ClassicMatcherCache
 from worldbook.core.classic.engine import select_classic
+from worldbook.core.classic.matchers import ClassicMatchers, CompileEach
 from worldbook.core.classic.model import (
     AND_ALL,
     AND_ANY,
@@ -37,10 +37,11 @@ __all__ = [
     "ChatState",
     "ClassicBook",
     "ClassicEntry",
-    "ClassicMatcherCache",
+    "ClassicMatchers",
     "ClassicResult",
     "ClassicSettings",
     "ClassicTurn",
+    "CompileEach",
     "EntryChatState",
     "KeyHit",
     "TimedEffect",

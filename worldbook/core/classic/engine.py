@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from itertools import chain
 
 from worldbook.core.classic.budget import Costed, apply_budget, placement_key
-from worldbook.core.classic.cache import DEFAULT_CACHE, ClassicMatcherCache
 from worldbook.core.classic.compiled import CompiledBook
 from worldbook.core.classic.draws import TurnDraws
 from worldbook.core.classic.evaluate import Outcome, PassContext, evaluate
 from worldbook.core.classic.groups import Matched, Ref, filter_groups
 from worldbook.core.classic.keys import RegexClock
+from worldbook.core.classic.matchers import ClassicMatchers, CompileEach
 from worldbook.core.classic.model import MAX_PASSES, ClassicTurn
 from worldbook.core.classic.result import ClassicResult, TraceRecord
 from worldbook.core.classic.scan import BookScan, ContentSource
@@ -30,10 +30,12 @@ from worldbook.core.classic.trace import activation, default_records, record
 
 
 def select_classic(
-    turn: ClassicTurn, state: ChatState | None = None, cache: ClassicMatcherCache | None = None
+    turn: ClassicTurn, state: ChatState | None = None, cache: ClassicMatchers | None = None
 ) -> ClassicResult:
-    """Select the classic lore of ``turn`` given the chat's ``state`` (None: a fresh chat)."""
-    matchers = DEFAULT_CACHE if cache is None else cache  # an empty cache is falsy
+    """Select the classic lore of ``turn`` given the chat's ``state`` (None: a fresh chat).
+    ``cache``: where compiled books come from (the service's process-wide cache,
+    ``worldbook.runtime.classic_cache``); without one each book is compiled for this call."""
+    matchers = CompileEach() if cache is None else cache  # an empty cache is falsy
     seen: set[str] = set()
     books: list[CompiledBook] = []
     characters: list[str | None] = []  # this turn's labels (a compiled book is shared)

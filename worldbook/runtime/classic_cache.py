@@ -8,6 +8,8 @@ from collections import OrderedDict
 from worldbook.core.classic.compiled import CompiledBook
 from worldbook.core.classic.model import ClassicBook, ClassicSettings
 
+# Implements worldbook.core.classic.ClassicMatchers for the keyword engine.
+
 _Key = tuple[str, str, ClassicSettings, int]
 
 
@@ -57,7 +59,3 @@ class ClassicMatcherCache:
                 while len(self._latest) > self._max:
                     self._latest.popitem(last=False)
         return compiled
-
-
-DEFAULT_CACHE = ClassicMatcherCache()
-"""Used when a caller passes no cache (library use); the service passes its own."""
