@@ -1,6 +1,6 @@
 """Build a hard-set world (SillyTavern World Info JSON) and its turns (JSON) from the text sources.
 
-    python benchmarks/hard_set/build.py [saltreach unseen]
+    python benchmarks/hard_set/build.py [saltreach unseen meridian]
 
 Sources, per set folder (``benchmarks/hard_set/<set>/``):
 
@@ -25,6 +25,19 @@ Writes ``world.json`` (importable by ``worldbook import``: ``comment`` is the ti
 aliases, ``constant`` canon) and ``turns.json`` (with each entry's language in ``entry_lang``), and
 checks that every gold/avoid title is an entry and every entry has 60-400 words (a CJK character
 counts as half a word).
+
+It also checks the labels, since a described referent that is secretly named measures nothing
+("names" = the title or an alias occurs verbatim in the text, casefolded):
+
+* every set: the newest message of a ``described``, ``cross_lingual`` or ``follow_up`` turn names
+  no gold entry; a ``cross_lingual`` gold is written in another language than the chat; a
+  ``confuser`` turn has something to avoid.
+* ``STRICT_SETS`` (sets written after these rules): no message of a ``described``,
+  ``cross_lingual``, ``drift`` or ``nickname`` turn names a gold entry; a ``follow_up`` names no
+  gold in any message, and when its earlier messages name an entry, the gold is a second hop
+  (its lore names one of them, matching whole words); in a ``reply_named`` turn an assistant
+  message names every gold and no user message does; no alias is shorter than 2 characters (4 in
+  alphabetic scripts), so that it cannot hide inside ordinary words.
 """
 
 from __future__ import annotations
@@ -48,6 +61,11 @@ KINDS = (
     "cross_lingual",
     "inflected",
 )
+DESCRIBED_KINDS = ("described", "cross_lingual", "follow_up")
+"""Kinds whose gold is described, never named, in the newest message."""
+STRICT_SETS = ("meridian",)
+"""Sets held to the strict labelling rules (see the module docstring)."""
+_UNNAMED_KINDS = ("described", "cross_lingual", "drift", "nickname", "follow_up")
 _MESSAGE = re.compile(r"^(user|assistant)\s*\(([^)]*)\)\s*:\s*(.+)$")
 
 
@@ -152,6 +170,81 @@ def check(name: str, entries: list[dict[str, Any]], turns: list[dict[str, Any]])
     return problems
 
 
+_LETTER = "A-Za-z0-9\u00c0-\u024f\u0370-\u04ff"
+
+
+def names(text: str, entry: dict[str, Any], whole_words: bool = False) -> list[str]:
+    """The entry's title and aliases that occur verbatim (casefolded) in ``text``; with
+    ``whole_words``, not inside a longer Latin, Greek or Cyrillic word (CJK and Hangul names
+    match inside text, where particles attach to them)."""
+    folded = text.casefold()
+    found = []
+    for n in (entry["title"], *entry["aliases"]):
+        pattern = re.escape(n.casefold())
+        if whole_words:
+            pattern = f"(?<![{_LETTER}]){pattern}(?![{_LETTER}])"
+        if re.search(pattern, folded):
+            found.append(n)
+    return found
+
+
+def check_labels(
+    name: str, entries: list[dict[str, Any]], turns: list[dict[str, Any]], strict: bool
+) -> list[str]:
+    """A described referent is not named, a cross-lingual one is in another language, a
+    follow-up's gold is the referent or one hop from it (see the module docstring)."""
+    by_title = {e["title"]: e for e in entries}
+    problems: list[str] = []
+    for t in turns:
+        where = f"{name}: turn {t['id']}"
+        golds = [by_title[g] for g in t["gold"] if g in by_title]
+        texts = [m["content"] for m in t["messages"]]
+        if t["kind"] == "confuser" and not t["avoid"]:
+            problems.append(f"{where}: a confuser turn with nothing to avoid")
+        for g in golds:
+            if t["kind"] in DESCRIBED_KINDS and names(texts[-1], g):
+                problems.append(f"{where}: the newest message names {names(texts[-1], g)}")
+            if t["kind"] == "cross_lingual" and g["lang"] == t["lang"]:
+                problems.append(f"{where}: cross-lingual gold {g['title']!r} is in {t['lang']}")
+        if strict:
+            problems += _strict_labels(where, t, golds, entries)
+    if strict:
+        problems += [
+            f"{name}: {e['title']!r}: alias {a!r} is too short to name anything"
+            for e in entries
+            for a in e["aliases"]
+            if len(a) < 2 or (len(a) < 4 and re.fullmatch(f"[{_LETTER}]+", a.casefold()))
+        ]
+    return problems
+
+
+def _strict_labels(
+    where: str, turn: dict[str, Any], golds: list[dict[str, Any]], entries: list[dict[str, Any]]
+) -> list[str]:
+    problems: list[str] = []
+    messages = turn["messages"]
+    if turn["kind"] in _UNNAMED_KINDS:
+        for g in golds:
+            for m in messages:
+                if names(m["content"], g):
+                    problems.append(f"{where}: a message names gold {names(m['content'], g)}")
+    if turn["kind"] == "follow_up":
+        earlier = " ".join(m["content"] for m in messages[:-1])
+        named = [e for e in entries if e not in golds and names(earlier, e, whole_words=True)]
+        for g in golds:
+            if named and not any(names(g["lore"], e, whole_words=True) for e in named):
+                problems.append(
+                    f"{where}: earlier messages name {[e['title'] for e in named]} but the lore "
+                    f"of gold {g['title']!r} names none of them (not a second hop)"
+                )
+    if turn["kind"] == "reply_named":
+        for g in golds:
+            said = [m["role"] for m in messages if names(m["content"], g)]
+            if "assistant" not in said or "user" in said:
+                problems.append(f"{where}: {g['title']!r} must be named by the reply only")
+    return problems
+
+
 def build(name: str) -> list[str]:
     folder = HERE / name
     entries = read_entries(folder)
@@ -180,11 +273,14 @@ def build(name: str) -> list[str]:
         f"{name}: {len(entries)} entries ({other / len(entries):.0%} not English: {langs}), "
         f"{len(turns)} turns"
     )
-    return check(name, entries, turns)
+    return [
+        *check(name, entries, turns),
+        *check_labels(name, entries, turns, strict=name in STRICT_SETS),
+    ]
 
 
 def main() -> None:
-    names = sys.argv[1:] or ["saltreach", "unseen"]
+    names = sys.argv[1:] or ["saltreach", "unseen", "meridian"]
     problems = [p for name in names for p in build(name)]
     for p in problems:
         print("  problem:", p)
