@@ -1,60 +1,47 @@
 """The ``worldbook`` command: serve, worker, import, export, select, preview, index, keys, bench.
 
-Every command builds its settings here, at the entry point, and works on the database named by
-``WORLDBOOK_DATABASE_URL`` (default: the embedded SQLite file) with no server running.
+Every command builds its settings at the entry point, when it runs, and works on the database
+named by ``WORLDBOOK_DATABASE_URL`` (default: the embedded SQLite file) with no server running.
+
+Commands load lazily (ADR 0019): this module imports only Typer, so ``worldbook --help`` stays
+under 200 modules. Register a command or a group of commands with one line in ``COMMANDS``:
+its name, ``module:attribute`` (a function or a ``typer.Typer``) and its one-line help.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from worldbook.bench.cli import bench_command
-from worldbook.cli.authoring import generate_command, split_command
-from worldbook.cli.books import export_command, import_command, keys_app
-from worldbook.cli.context import handle_errors, settings
-from worldbook.cli.index import index_command, worker_command
-from worldbook.cli.turns import preview_command, select_command
+from worldbook.cli.lazy import LazyCommand, lazy_group
+
+COMMANDS = (
+    LazyCommand("serve", "worldbook.cli.serve:serve_command", "Run the HTTP service (uvicorn)."),
+    LazyCommand("import", "worldbook.cli.books:import_command", "Import a lorebook file."),
+    LazyCommand("export", "worldbook.cli.books:export_command", "Export a book."),
+    LazyCommand("select", "worldbook.cli.turns:select_command", "Decide the lore of one turn."),
+    LazyCommand("preview", "worldbook.cli.turns:preview_command", "Preview a turn (no usage)."),
+    LazyCommand("index", "worldbook.cli.index:index_command", "Index entries."),
+    LazyCommand("worker", "worldbook.cli.index:worker_command", "Start a Celery worker."),
+    LazyCommand("keys", "worldbook.cli.books:keys_app", "API keys of the calling apps."),
+    LazyCommand("bench", "worldbook.cli.bench:bench_command", "Benchmark quality and speed."),
+    LazyCommand("generate", "worldbook.cli.authoring:generate_command", "Draft a world book."),
+    LazyCommand("split", "worldbook.cli.authoring:split_command", "Split a text into entries."),
+)
 
 app = typer.Typer(
     name="worldbook",
     help="A world-book engine: decides which lore reaches the model, and says why.",
+    cls=lazy_group(COMMANDS),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
-@app.command("serve")
-@handle_errors
-def serve_command(
-    host: Annotated[str | None, typer.Option(help="Bind address.")] = None,
-    port: Annotated[int | None, typer.Option(help="Port.")] = None,
-    workers: Annotated[int, typer.Option(help="API processes.")] = 1,
-) -> None:
-    """Run the HTTP service (uvicorn). Embedded defaults need nothing else running."""
-    import uvicorn
-
-    current = settings()
-    uvicorn.run(
-        "worldbook.api.app:create_app",
-        factory=True,
-        host=host or current.host,
-        port=port or current.port,
-        workers=workers,
-    )
-
-
-app.command("import")(import_command)
-app.command("export")(export_command)
-app.command("select")(select_command)
-app.command("preview")(preview_command)
-app.command("index")(index_command)
-app.command("worker")(worker_command)
-app.add_typer(keys_app, name="keys")
-app.command("bench")(bench_command)
-app.command("generate")(generate_command)
-app.command("split")(split_command)
+@app.callback()
+def _group() -> None:
+    """Every command is registered lazily in ``COMMANDS``; Typer needs a callback to build a
+    group with no eagerly registered command."""
 
 
 def main() -> None:

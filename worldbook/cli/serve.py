@@ -1,0 +1,28 @@
+"""``worldbook serve``: the HTTP service under uvicorn."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from worldbook.cli.context import handle_errors, settings
+
+
+@handle_errors
+def serve_command(
+    host: Annotated[str | None, typer.Option(help="Bind address.")] = None,
+    port: Annotated[int | None, typer.Option(help="Port.")] = None,
+    workers: Annotated[int, typer.Option(help="API processes.")] = 1,
+) -> None:
+    """Run the HTTP service (uvicorn). Embedded defaults need nothing else running."""
+    import uvicorn
+
+    current = settings()
+    uvicorn.run(
+        "worldbook.api.app:create_app",
+        factory=True,
+        host=host or current.host,
+        port=port or current.port,
+        workers=workers,
+    )
