@@ -22,8 +22,7 @@ from worldbook.ports import Vectors
 from worldbook.service.entry_languages import EntryLanguages
 from worldbook.service.search_setup import search_setup
 from worldbook.settings import WorldbookSettings
-from worldbook.testing import BruteForceIndex, InMemoryStore
-from worldbook.testing.fakes import HashingEmbedder
+from worldbook.testing import BruteForceIndex, HashingEmbedder, InMemoryStore
 
 BookVectors = tuple[list[str], Vectors]  # what a test loader returns: every row current
 

@@ -14,8 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from worldbook.adapters.store import BookRecord, EntryRecord
 from worldbook.core.drafts import ENTRY_LIST_FIELDS
+from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.core.types import BookMode, IndexStatus, Role, Visibility
 from worldbook.errors import InvalidInput
 from worldbook.service.book_usage import IndexState

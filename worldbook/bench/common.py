@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.ports import Embedder, Vectors
+from worldbook.ports.wrapped_embedder import EmbedderWrapper
 
 REPO = Path(__file__).resolve().parents[2]
 """The source checkout (when running from one): holds ``benchmarks/`` and ``../shared``."""

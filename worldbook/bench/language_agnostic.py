@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from worldbook.bench.language_id import detect_language
-from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.ports import Embedder, Vectors
+from worldbook.ports.wrapped_embedder import EmbedderWrapper
 
 CORPUS_DIR = Path(__file__).resolve().parent / "language_corpus"
 FloatMatrix = npt.NDArray[np.float32]

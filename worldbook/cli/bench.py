@@ -229,8 +229,7 @@ def _quality(
     from worldbook.bench.quality import load_turns, run_lore
     from worldbook.bench.xquad import load_xquad, run_xquad
     from worldbook.core.types import ModelProfile
-    from worldbook.service.search_setup import search_setup
-    from worldbook.testing import InMemoryStore
+    from worldbook.service.search_setup import language_correction
 
     files = _book_files(config)
     out: dict[str, Any] = {}
@@ -238,8 +237,8 @@ def _quality(
     default = (config.default_embedder, embedder(config.default_embedder, cached=True))
     others = [(s, embedder(s, cached=True)) for s in config.other_embedders]
     minilm = embedder(config.minilm, cached=True)
-    # The language correction the service applies to the default model (issue 16).
-    correction = search_setup(current, default[1].model_id, InMemoryStore()).correction
+    # The language correction the service applies to the default model (ADR 0003).
+    correction = language_correction(current, default[1].model_id)
     if (xquad_dir / "xquad.en.json").is_file():
         data = load_xquad(xquad_dir, quick=config.quick)
         out["xquad"] = run_xquad(

@@ -29,7 +29,7 @@ from worldbook.core.types import LoreBook, LoreEntry
 from worldbook.runtime.lru import LRU
 
 if TYPE_CHECKING:
-    from worldbook.service.cast import BookSource
+    from worldbook.core.turn_request import BookSource
 
 CountMany = Callable[[Sequence[str]], list[int]]
 

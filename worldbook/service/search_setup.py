@@ -24,8 +24,14 @@ def search_setup(settings: WorldbookSettings, model_id: str, store: Store) -> Se
     """The combination (centred recency max with the configured decay) and, when enabled and
     the model has a basis, the language correction."""
     combination = QueryCombination(Method.CENTRED_RECENCY_MAX, settings.query_recency_decay)
-    correction = None
-    if settings.language_correction:
-        correction = load_language_correction(model_id, shrink=settings.language_centring_shrink)
+    correction = language_correction(settings, model_id)
     languages = EntryLanguages(store) if correction is not None else None
     return SearchSetup(combination, correction, languages)
+
+
+def language_correction(settings: WorldbookSettings, model_id: str) -> LanguageCorrection | None:
+    """The language correction the service applies to ``model_id``'s vectors: None when it is
+    turned off or the model has no basis."""
+    if not settings.language_correction:
+        return None
+    return load_language_correction(model_id, shrink=settings.language_centring_shrink)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from worldbook.adapters.embedders.hashing import HashingEmbedder
 from worldbook.ports import Embedder
 from worldbook.service.services import Services
 from worldbook.settings import WorldbookSettings
 from worldbook.testing.fakes import (
-    HashingEmbedder,
     ImmediateUsage,
     RecordingQueue,
     StaticTokenizers,

@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from worldbook.core.wrapped_embedder import EmbedderWrapper
 from worldbook.errors import IndexUnavailable, InvalidInput
 from worldbook.ports import Embedder, Vectors
+from worldbook.ports.wrapped_embedder import EmbedderWrapper
 
 
 class BatchingStats(NamedTuple):

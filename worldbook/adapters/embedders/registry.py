@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.e5 import e5_embedder
+from worldbook.adapters.embedders.hashing import HashingEmbedder
 from worldbook.adapters.embedders.st import SentenceTransformerEmbedder
 from worldbook.adapters.embedders.use import UseEmbedder
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder
-from worldbook.testing import HashingEmbedder
 
 ST_PREFIX = "sentence-transformers:"
 

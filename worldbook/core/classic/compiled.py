@@ -9,8 +9,9 @@ interned: the same key in the same variant is one key id for every entry that ha
 
 from __future__ import annotations
 
-import threading
+from collections import OrderedDict
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 
 from worldbook.core.classic.decorators import (
@@ -136,8 +137,9 @@ class CompiledBook:
         self._summarise()
         self._content_hits: dict[tuple[str, str, int], frozenset[int]] = {}
         self._content_forms: dict[int, TextForms] = {}
-        self._message_hits: dict[str, frozenset[int]] = {}
-        self._lock = threading.Lock()
+        # Turns of several threads share a cached book. The core holds no lock (threads live in
+        # worldbook.runtime): each memo is changed by single dict operations, each atomic.
+        self._message_hits: OrderedDict[str, frozenset[int]] = OrderedDict()
 
     # -- building ---------------------------------------------------------------------------
 
@@ -279,10 +281,10 @@ class CompiledBook:
         before = len(clock.timed_out)
         hits = self.scan(text, clock)
         if len(clock.timed_out) == before and self.book.cache_key:
-            with self._lock:  # turns of several threads share a cached book
-                if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
-                    del self._message_hits[next(iter(self._message_hits))]  # oldest first
-                self._message_hits[text.raw] = hits
+            if len(self._message_hits) >= MESSAGE_MEMO_SIZE:
+                with suppress(KeyError):  # another thread emptied it in between
+                    self._message_hits.popitem(last=False)  # the oldest, in one operation
+            self._message_hits[text.raw] = hits
         return hits
 
     def content_forms(self, index: int) -> TextForms:
