@@ -51,7 +51,6 @@ from worldbook.adapters.embedders.e5_weights import E5Weights
 from worldbook.bench.common import (
     CachedEmbedder,
     OneCore,
-    default_samples_dir,
     machine,
     now_iso,
     percentiles,
@@ -63,9 +62,10 @@ from worldbook.bench.xquad import LANGUAGES, engine_method, load_xquad
 from worldbook.ports import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = (ROOT.parent / "shared" / "samples").resolve()  # beside the checkout
 CACHE = ROOT / "benchmarks" / ".cache"
 RESULTS = ROOT / "benchmarks" / "results" / "encoders.json"
-XQUAD = default_samples_dir() / "xquad"
+XQUAD = SAMPLES / "xquad"
 WINNER = "torch-bf16"
 
 
@@ -352,7 +352,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--candidates", default=",".join(candidates()))
     parser.add_argument("--quick", action="store_true", help="fewer texts, shorter runs")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--samples", type=Path, default=default_samples_dir())
+    parser.add_argument("--samples", type=Path, default=SAMPLES)
     args = parser.parse_args(argv)
     global XQUAD
     XQUAD = args.samples / "xquad"

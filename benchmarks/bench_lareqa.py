@@ -53,6 +53,8 @@ from worldbook.bench.xquad import engine_method, load_xquad, raw_method
 from worldbook.ports import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = (ROOT.parent / "shared" / "samples").resolve()  # beside the checkout
+CACHE = ROOT / "benchmarks" / ".cache"  # vectors kept between runs
 RESULTS = ROOT / "benchmarks" / "results" / "lareqa.json"
 
 
@@ -129,10 +131,10 @@ def main() -> None:
     parser.add_argument("--engine", action="store_true", help="also the XQuAD engine path")
     parser.add_argument("--rank", type=int, default=12, help="language subspace rank")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--samples", type=Path, default=common.default_samples_dir())
+    parser.add_argument("--samples", type=Path, default=SAMPLES)
     args = parser.parse_args()
     started = time.perf_counter()
-    embedder = CachedEmbedder(load_embedder("e5-small", threads=1), common.default_cache_dir())
+    embedder = CachedEmbedder(load_embedder("e5-small", threads=1), CACHE)
     pool = load_pool(args.samples / "xquad-r")
     p = embedder.embed_passages(pool.sentences)
     q = embedder.embed_queries(pool.questions)

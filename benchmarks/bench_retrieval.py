@@ -59,6 +59,8 @@ from worldbook.runtime.matcher_cache import MatcherCache  # noqa: E402
 from worldbook.settings import WorldbookSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = (ROOT.parent / "shared" / "samples").resolve()  # beside the checkout
+CACHE = ROOT / "benchmarks" / ".cache"  # vectors kept between runs
 RESULTS = ROOT / "benchmarks" / "results" / "retrieval.json"
 SETTINGS = WorldbookSettings()
 BEFORE_RULES = SETTINGS.model_copy(update=BEFORE_ISSUE_16).selection_rules()
@@ -277,7 +279,7 @@ def correction_cost(corr: LanguageCorrection, repeats: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=Path, default=common.default_samples_dir())
+    parser.add_argument("--samples", type=Path, default=SAMPLES)
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -286,7 +288,7 @@ def main() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     started = time.perf_counter()
     inner = load_embedder("e5-small", threads=1)
-    embedder = CachedEmbedder(inner, common.default_cache_dir())
+    embedder = CachedEmbedder(inner, CACHE)
     corr = load_language_correction(inner.model_id, shrink=SETTINGS.language_centring_shrink)
     assert corr is not None, "e5-small ships a language basis"
     report: dict[str, Any] = {

@@ -13,12 +13,14 @@ The rank (12 of the 15 directions 16 languages span) is the one measured in
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from worldbook.adapters.embedders import load_embedder
 from worldbook.adapters.language_correction import basis_path, save_language_basis
-from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
 from worldbook.bench.language_agnostic import LanguageSubspace, corpus_digest
+
+CACHE = Path(__file__).resolve().parent / ".cache"  # vectors kept between runs
 
 
 def main() -> None:
@@ -28,7 +30,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     inner = load_embedder(args.embedder, threads=args.threads)
-    embedder = CachedEmbedder(inner, common.default_cache_dir())
+    embedder = CachedEmbedder(inner, CACHE)
     subspace = LanguageSubspace.from_corpus(embedder, rank=args.rank)
     path = basis_path(inner.model_id)
     save_language_basis(

@@ -235,6 +235,26 @@ class WorldbookSettings(BaseSettings):
         "loops).",
     )
 
+    # --- `worldbook bench` (ADR 0019): folders relative to the working directory ----------
+    bench_samples: Path = Field(
+        default=Path("../shared/samples"),
+        description="Sample lorebooks (lorebooks/) and XQuAD (xquad/) of the quality suites; "
+        "the default is the shared folder beside a source checkout.",
+    )
+    bench_sets: Path = Field(
+        default=Path("benchmarks"),
+        description="The hard sets (hard_set/<name>/turns.json) and lore_turns.json; "
+        "suites whose files are absent are skipped.",
+    )
+    bench_cache: Path = Field(
+        default=Path("benchmarks/.cache"),
+        description="Vectors of the quality suites, kept between runs (a cache only).",
+    )
+    bench_results: Path = Field(
+        default=Path("benchmarks/results"),
+        description="Where a full `bench load` also writes load.json, if that folder exists.",
+    )
+
     @field_validator("llm_url", "llm_model")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:

@@ -55,6 +55,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     out = tmp_path_factory.mktemp("bench")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WORLDBOOK_DATA_DIR", str(out / "data"))
+        mp.setenv("WORLDBOOK_BENCH_SAMPLES", str(SAMPLES))
+        mp.setenv("WORLDBOOK_BENCH_SETS", str(Path(__file__).resolve().parents[2] / "benchmarks"))
         result = CliRunner().invoke(app, ["bench", "quality", "--quick", "--out", str(out)])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out, json.loads((out / "results.json").read_text(encoding="utf-8"))

