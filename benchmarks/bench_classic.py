@@ -1,5 +1,5 @@
-"""Classic keyword engine latency (issue 11 item 7): classic p50/p99 per turn against the
-SillyTavern-style per-key regex scan, on one core, for books of 100 / 500 / 2,000 entries with
+"""Classic keyword engine latency (docs/design/classic-engine.md): classic p50/p99 per turn against
+the SillyTavern-style per-key regex scan, on one core, for books of 100 / 500 / 2,000 entries with
 10 keys each, scan depth 10, recursion on (3 passes), budget 2,000 tokens.
 
 What is measured and how: ``worldbook/bench/classic_latency.py``. The last row is a stress case

@@ -1,4 +1,4 @@
-"""The first turn after an edit of a classic (keyword) book (issue 13 item 3).
+"""The first turn after an edit of a classic (keyword) book (ADR 0008).
 
 A 2,000-entry classic book with 10 keys per entry (``worldbook.bench.classic_latency``'s
 curated keys: 20,000 keys, none shared; scan depth 10, recursion on) is stored in SQLite and

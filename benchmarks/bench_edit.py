@@ -1,4 +1,4 @@
-"""The first turn after an edit (issue 13 item 3: "no turn pays for an edit").
+"""The first turn after an edit (ADR 0008: "no turn pays for an edit").
 
 A 2,000-entry book with 50 aliases per entry (100,000 aliases) is stored in SQLite with a
 vector per entry and served by the real composition root (``Components``: background matcher

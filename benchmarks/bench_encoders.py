@@ -1,4 +1,4 @@
-"""e5-small encoder candidates side by side, and dynamic batching of query embeddings (issue 13).
+"""e5-small encoder candidates side by side, and batched query embeddings (ADR 0002, 0004).
 
 Parts (``--parts``, default all; each merges its section into the results file):
 

@@ -1,18 +1,17 @@
-"""The hard evaluation sets (issue 16 item 1) through the engine, with the peers beside it.
+"""The hard sets through the engine, with the peers beside it (docs/design/benchmarks.md).
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
         [--sets saltreach,unseen] [--embedder e5-small] [--no-peers] [--no-ablations]
         [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
-sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh
-SQLite store, indexed with the embedder (vectors memoised in ``benchmarks/.cache``), and every
-turn runs through ``select_turn`` with an 8,192-token window, under the default settings, the
-settings before issue 16, and the defaults with each issue-16 mechanism taken out in turn
+sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
+store, indexed with the embedder (vectors memoised in ``benchmarks/.cache``), and every turn runs
+through ``select_turn`` with an 8,192-token window, under the default settings, the settings before
+they were measured, and the defaults with each mechanism of ADR 0003/0013 taken out in turn
 (``worldbook.bench.hard_set.ABLATIONS``). Prints the markdown tables and writes
 ``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
-detail ``hard_set.turns.json``.
-"""
+detail ``hard_set.turns.json``."""
 
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ def main() -> None:
     parser.add_argument(
         "--no-ablations",
         action="store_true",
-        help="only the defaults and the engine before issue 16 (not each mechanism taken out)",
+        help="only the defaults and the engine before the hard sets (not each mechanism taken out)",
     )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)

@@ -1,5 +1,5 @@
 """LAReQA on XQuAD-R (mAP@20, one pool of 11 languages) with training-free corrections, and the
-XQuAD R@5 check that a correction does not cost single-language retrieval (issue 16 item 2).
+XQuAD R@5 check that a correction does not cost single-language retrieval (ADR 0003).
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_lareqa.py [--engine]
 

@@ -1,4 +1,5 @@
-"""What serialising a turn's answer costs, and what each cut buys (issue 13 item 4).
+"""What serialising a turn's answer costs, and what each cut buys
+(docs/design/selection.md, "Rendering").
 
 A turn on a 2,000-entry book (50 aliases each, semantic hits, a 128k window so the per-turn
 lore and the index are full) is selected once; then, many times over, its answer is built and

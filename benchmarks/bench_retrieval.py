@@ -1,17 +1,17 @@
-"""Issue 16 constraints and the language correction as shipped, in one run.
+"""The constraints of ADR 0003 and 0013 and the language correction as shipped, in one run.
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_retrieval.py \
         [--samples ../shared/samples] [--turns 300]
 
 * XQuAD R@5 / R@1 / MRR per language through the engine path (``FaissIndex``), without and
-  with the shipped language correction (issue 16 item 6: no language may lose more than 0.005).
+  with the shipped language correction (ADR 0003: no language may lose more than 0.005).
 * XQuAD conversations (``benchmarks/bench_xquad.py`` scenarios: drift, follow-up) under the
   former (0.45) and the new (0.8) recency decay, with the correction.
 * LAReQA mAP@20 on the XQuAD-R mixed pool (11 languages) with the correction exactly as the
   engine applies it (``LanguageCorrection.queries`` / ``.rows`` with detected languages): the
-  issue 16 target is 0.45.
+  ADR 0003 target is 0.45.
 * Latency A/B in one run, interleaved: the selection core (``select``) under the rules before
-  and after issue 16, on the hard-set turns (Saltreach book) and on the 2,000-entry ×
+  and after the hard sets, on the hard-set turns (Saltreach book) and on the 2,000-entry ×
   50-alias synthetic book of ``benchmarks/bench_selection.py``; the FAISS search of 6 messages
   over a 2,000-row book with and without the correction; building a book index with and
   without the correction (language guesses cold and cached).
@@ -164,7 +164,7 @@ def _interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str
 
 
 def selection_latency(turns: list[Turn], repeats: int) -> dict[str, Any]:
-    """The selection core per turn, rules before vs after issue 16 (warm caches; each turn
+    """The selection core per turn, rules before vs after the hard sets (warm caches; each turn
     timed under both rule sets back to back)."""
     tokenizer = get_tokenizer("cl100k_base")
     caches = {"before": MatcherCache(), "after": MatcherCache()}

@@ -1,4 +1,4 @@
-"""Selection latency on a 2,000-entry × 50-alias book (issue 3, "Benchmark").
+"""Selection latency on a 2,000-entry × 50-alias book (DESIGN §2).
 
 Measures, in one run on one core:
 

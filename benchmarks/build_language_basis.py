@@ -1,4 +1,4 @@
-"""Build the language basis a model ships with (issue 16 item 2): the top principal directions of
+"""Build the language basis a model ships with (ADR 0003): the top principal directions of
 the per-language mean vectors of the parallel neutral corpus, as package data.
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/build_language_basis.py \

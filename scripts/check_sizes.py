@@ -1,5 +1,6 @@
-"""Issue 15's size gate: no module over 400 lines, no function over 60 (package, workers,
-benchmarks). Run by scripts/lint; prints every offender and exits 1 when there is one."""
+"""The size gate (docs/design/code-quality.md): no module over 400 lines, no function over 60
+(package, workers, benchmarks). Run by scripts/lint; prints every offender and exits 1 when there
+is one."""
 
 from __future__ import annotations
 

@@ -43,8 +43,8 @@ class Indexer:
 def embed_threads(settings: WorldbookSettings, processes: int = 1) -> int:
     """BLAS threads per embedding process: the configured count, else the cores shared out.
 
-    Oversubscribing cores is catastrophic for these models (issue 4: USE with 4 threads on 2
-    cores ran 75x slower), so N worker processes get cores // N threads each.
+    Oversubscribing cores is catastrophic for these models (docs/design/semantic-search.md: USE
+    with 4 threads on 2 cores ran 75x slower), so N worker processes get cores // N threads each.
     """
     if settings.embed_threads > 0:
         return settings.embed_threads

@@ -13,7 +13,7 @@ met them, with ``raise ... from exc``. The HTTP layer maps each type to one stat
     ├── NotFound                       no such object, or the caller may not see it (404)
     │   ├── BookNotFound
     │   ├── EntryNotFound
-    │   ├── WriteNotFound              a living-world write (issue 12 item 2)
+    │   ├── WriteNotFound              a living-world write (ADR 0006)
     │   └── ApiKeyNotFound
     ├── AuthenticationFailed           missing, unknown or revoked API key (401)
     ├── PermissionDenied               the caller sees the object but may not do this (403)
@@ -115,7 +115,7 @@ class BookNotFound(NotFound):
     @classmethod
     def for_id(cls, book_id: str) -> BookNotFound:
         """The one answer for a book that does not exist *or* that the caller may not see:
-        byte-identical either way, so ids cannot be probed (issue 15 item 1)."""
+        byte-identical either way, so ids cannot be probed (DESIGN §5)."""
         return cls(f"book {book_id!r} does not exist.", field="book_id")
 
 

@@ -131,7 +131,7 @@ class WorldbookSettings(BaseSettings):
         default=0.5, ge=0, le=1, description="Warn when canon uses more than this of its budget."
     )
 
-    # --- retrieval in real conversations (issue 16; docs/decisions.md) ---
+    # --- retrieval in real conversations (ADR 0003, ADR 0013) ---
     language_correction: bool = Field(
         default=True,
         description="Remove the language component from query and entry vectors for models "
@@ -189,7 +189,7 @@ class WorldbookSettings(BaseSettings):
     cli_user: str = Field(
         default="local", description="The acting user of CLI commands that name none."
     )
-    # --- classic lorebooks (issue 11) ----------------------------------------------------
+    # --- classic lorebooks (DESIGN §3) ---------------------------------------------------
     chat_log_turns: int = Field(
         default=50,
         ge=0,
@@ -223,7 +223,7 @@ class WorldbookSettings(BaseSettings):
         default=10.0, ge=0, le=120, description="Longest Retry-After worldbook waits out."
     )
 
-    # --- the living world (issue 12 item 2; docs/decisions.md) ---------------
+    # --- the living world (ADR 0006) ---------------
     living_writes_per_day: int = Field(
         default=30, ge=1, le=10_000, description="Live AI writes per book per 24 hours."
     )

@@ -1,4 +1,5 @@
-"""POST /v1/books/generate and /v1/books/{id}/split (issue 12 items 3–4) through HTTP."""
+"""POST /v1/books/generate and /v1/books/{id}/split (docs/design/generate-and-split.md)
+through HTTP."""
 
 from __future__ import annotations
 

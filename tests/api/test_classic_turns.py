@@ -1,4 +1,4 @@
-"""Classic lorebooks through the HTTP API (issue 11): book settings, keys in a turn, chat state
+"""Classic lorebooks through the HTTP API (DESIGN §3): book settings, keys in a turn, chat state
 across turns, previews that write nothing, hybrid world books, and the request log."""
 
 from __future__ import annotations

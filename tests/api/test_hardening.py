@@ -1,6 +1,6 @@
-"""What the review and the probe of issue 15 found, each with the test that would have caught it:
-files opened through a tokenizer id, unbounded embedding work, a 500 after a committed write,
-liveness under load, and the typed turn contract."""
+"""What a review and a probe of the service found (DESIGN §6), each with the test that would have
+caught it: files opened through a tokenizer id, unbounded embedding work, a 500 after a committed
+write, liveness under load, and the typed turn contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The living world's limits under 8 concurrent writers, through real HTTP (issue 12 "Done
+"""The living world's limits under 8 concurrent writers, through real HTTP (ADR 0006, "Done
 when"), on SQLite and on PostgreSQL.
 
 The app runs in uvicorn on a loopback port (its thread pool serves requests in parallel), and

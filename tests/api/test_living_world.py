@@ -1,4 +1,4 @@
-"""The living world through HTTP (issue 12 item 2): tools in the selection, writes, replay,
+"""The living world through HTTP (ADR 0006): tools in the selection, writes, replay,
 limits as errors, undo, regenerate, a person's edit winning, trash and restore."""
 
 from __future__ import annotations

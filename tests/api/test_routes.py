@@ -277,7 +277,7 @@ def test_ready_is_503_when_the_indexer_is_not_running(tmp_path: Path) -> None:
 def test_entry_listing_shows_usage_to_the_owner_only(
     client: TestClient, alice: H, bob: H, parts: Components
 ) -> None:
-    # Per-entry usage (with last_used_at) describes every reader's turns (issue 15 probe).
+    # Per-entry usage (with last_used_at) describes every reader's turns (ADR 0015).
     book = new_book(client, alice, entries=3, visibility="unlisted")
     path = f"/v1/books/{book['id']}/entries"
     assert all(e["usage"] is not None for e in client.get(path, headers=alice).json()["entries"])
@@ -285,7 +285,7 @@ def test_entry_listing_shows_usage_to_the_owner_only(
 
 
 def test_user_name_fills_the_macros_of_a_turn(client: TestClient, alice: H) -> None:
-    # Issue 17 through HTTP: select, preview and lookup take user_name.
+    # Macros (ADR 0012) through HTTP: select, preview and lookup take user_name.
     made = client.post("/v1/books", json={"title": "Sea"}, headers=alice).json()
     entry = {"title": "Loving {{user}}", "lore": "{{user}} is loved by the whole harbour town."}
     client.post(f"/v1/books/{made['id']}/entries", json=entry, headers=alice)

@@ -7,7 +7,7 @@ Expected statuses follow worldbook.service.access: a book the caller may not see
 is seen only by its owner and used by nobody; no or a revoked key is 401 everywhere under /v1.
 Attachments belong to the user who made them: only they list or detach them.
 
-Existence must not leak (issue 15): where another user gets a 404 for a book they may not see,
+Existence must not leak (DESIGN §5): where another user gets a 404 for a book they may not see,
 the whole answer — status, body and headers — is the answer for an id that never existed (the
 id itself echoed in the message is the only difference, and ids have one length).
 """
@@ -250,7 +250,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/v1/chats/{chat_id}/log"): Row(
         "free", 200, _logged_chat, notes="a chat is its user's; see test_chat_log_access"
     ),
-    # The living world (issue 12 item 2).
+    # The living world (ADR 0006).
     ("POST", "/v1/writes"): Row(
         "own",
         201,

@@ -1,4 +1,4 @@
-"""LAReQA metrics, the language-subspace projection, and the hard-set files (issue 16)."""
+"""LAReQA metrics, the language-subspace projection, and the hard-set files (ADR 0003)."""
 
 from __future__ import annotations
 

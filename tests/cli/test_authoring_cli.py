@@ -1,4 +1,5 @@
-"""``worldbook generate`` and ``worldbook split`` (issue 12 items 3–4) from the command line."""
+"""``worldbook generate`` and ``worldbook split`` from the command line
+(docs/design/generate-and-split.md)."""
 
 from __future__ import annotations
 

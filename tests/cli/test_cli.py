@@ -1,4 +1,4 @@
-"""End-to-end tests of the `worldbook` command on the sample lorebooks (issue 3 item 5, issue 5).
+"""End-to-end tests of the `worldbook` command on the sample lorebooks (DESIGN §5).
 
 Each test works on a fresh SQLite file (WORLDBOOK_DATA_DIR=tmp) with the fake embedder, with no
 server running — exactly how a batch job uses the CLI.
@@ -207,7 +207,7 @@ def test_select_explain_prints_the_request_log_of_a_classic_turn(
 
 @needs_samples
 def test_select_fills_user_and_character_names(cli: CliRunner, tmp_path: Path) -> None:
-    # Issue 17: --user-name and --character ID:NAME fill {{user}} / {{char}} in the lore.
+    # Macros (ADR 0012): --user-name and --character ID:NAME fill {{user}} / {{char}} in the lore.
     book = run(cli, "import", str(SAMPLES / "contest_Assistant_Sakana.png"), "--json")["book_id"]
     messages = write_messages(
         tmp_path / "m.json", [{"role": "user", "content": "魚について教えて"}]

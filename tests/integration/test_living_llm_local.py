@@ -1,4 +1,4 @@
-"""The living world's tool loop against a real model server (issue 12 items 2 and 5).
+"""The living world's tool loop against a real model server (ADR 0006).
 
 The app's side of the loop, as a roleplay app would run it: select the turn's lore with tools,
 give the selection's system messages and tools to the model, forward every ``lore_create`` /

@@ -1,4 +1,5 @@
-"""Issue 12 item 5: the adapter, generate and split against a real OpenAI-compatible server.
+"""The adapter, generate and split against a real OpenAI-compatible server
+(docs/design/generate-and-split.md).
 
 The server is xllamacpp serving SmolLM2-135M-Instruct on one thread (``llm_server``). Its
 output is poor — repeated titles, rambling aliases, plans that overlap — so these tests assert

@@ -444,7 +444,7 @@ def test_attachments_keep_order(store: SqlStore) -> None:
 
 def test_attachments_belong_to_the_user_who_made_them(store: SqlStore) -> None:
     # Character ids are the app's and shared by its users: one user's attachment never shows
-    # in another's list, and nobody can detach another user's attachment (issue 15).
+    # in another's list, and nobody can detach another user's attachment (DESIGN §5).
     mine = store.create_book("alice", BookDraft(title="Mine"))
     theirs = store.create_book("mallory", BookDraft(title="Theirs"))
     store.attach(mine.id, "character", "hero", "alice")

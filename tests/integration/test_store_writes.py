@@ -1,4 +1,4 @@
-"""The living world's store contract (issue 12 item 2), on SQLite, PostgreSQL and in memory.
+"""The living world's store contract (ADR 0006), on SQLite, PostgreSQL and in memory.
 
 Every rule is exercised through ``record_write`` / ``undo_write`` exactly as the service calls
 them: replay by call id, create-becomes-append, append-only lore, rate limits in a rolling

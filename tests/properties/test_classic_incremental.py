@@ -1,4 +1,4 @@
-"""A classic book version compiled from the previous one (issue 13 item 3: no turn pays for an
+"""A classic book version compiled from the previous one (ADR 0008: no turn pays for an
 edit) selects exactly what a compile from scratch selects — activations, order, trace, notes
 and next state — after any sequence of edits: content, keys, additions, deletions, switches,
 moves and book settings, one version per edit (so overlays and dropped keys pile up)."""

@@ -1,4 +1,4 @@
-"""Invariants of the classic engine over random books, chats and chat states (issue 11 "Done
+"""Invariants of the classic engine over random books, chats and chat states (DESIGN §3, "Done
 when"): disabled entries never appear, the budget is never exceeded (no entry is kept for being
 first), the same turn gives the same selection, and a call depends only on its inputs."""
 

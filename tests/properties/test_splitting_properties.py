@@ -1,4 +1,4 @@
-"""Split invariants (issue 12 item 4): exact rebuild, every entry within the limits."""
+"""Split invariants (docs/ai-authoring.md §4): exact rebuild, every entry within the limits."""
 
 from __future__ import annotations
 

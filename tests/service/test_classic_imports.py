@@ -1,5 +1,5 @@
 """Imported books in classic mode select by their keys, in their author's arrangement, and the
-sample books survive import → export → import with keys, logic, order and settings (issue 11
+sample books survive import → export → import with keys, logic, order and settings (DESIGN §3
 items 3 and 5)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Classic and world lore in one turn, on the in-memory fakes (issue 11 items 2–4, 6)."""
+"""Classic and world lore in one turn, on the in-memory fakes (DESIGN §3)."""
 
 from __future__ import annotations
 
@@ -310,7 +310,7 @@ def test_token_counts_follow_the_turns_tokenizer() -> None:
 
 
 def test_a_new_classic_book_version_is_built_from_what_changed() -> None:
-    # Issue 13 item 3: an edit re-reads and re-makes the edited entries only; the book is
+    # ADR 0008: an edit re-reads and re-makes the edited entries only; the book is
     # exactly what a full build gives (compared on a second, cold cache), and the unchanged
     # entries are the very same objects (what the compiled matcher reuses their specs by).
     from worldbook.service.classic_books import ClassicBookCache

@@ -1,4 +1,4 @@
-"""Lore speaks the chat's names (issue 17): macros filled in turns, in both engines, never in
+"""Lore speaks the chat's names (ADR 0012): macros filled in turns, in both engines, never in
 what is stored or exported."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_classic_keys_match_through_macros() -> None:
 
 
 def test_a_classic_edit_fills_only_the_edited_entry_again() -> None:
-    # Issue 13 item 3: the view of a new version keeps the filled entries of the unchanged
+    # ADR 0008: the view of a new version keeps the filled entries of the unchanged
     # ones (so the matcher compiles only the edited one) and the turn sees exactly the edit.
     services = fake_services()
     drafts = [
@@ -161,7 +161,7 @@ def test_the_sakana_card_selects_and_renders_with_names() -> None:
 
 
 def test_a_macro_added_or_removed_by_an_edit_is_seen_by_the_next_version() -> None:
-    """The macro scan of a new book version searches only the entries that changed (issue 13:
+    """The macro scan of a new book version searches only the entries that changed (ADR 0008:
     no turn pays for an edit); what it answers must still be what a full scan answers."""
     from dataclasses import replace
 

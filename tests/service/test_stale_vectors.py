@@ -1,5 +1,5 @@
 """An edited entry's old vectors are never used (DESIGN §2 rule 6), also while a served process
-keeps answering from the vector index built before the edit (issue 13 item 3).
+keeps answering from the vector index built before the edit (ADR 0008).
 
 Real SQLite store and FAISS index, fake embedder: the bug this pins was in how the two meet
 (the cached index still held the entry's old rows and the turn took them as current).

@@ -1,4 +1,4 @@
-"""Indexing never stalls with the defaults (issue 15 probe): the embedded server sweeps at start
+"""Indexing never stalls with the defaults (ADR 0011): the embedded server sweeps at start
 and periodically, and entries stuck ``indexing`` after a worker died are put back."""
 
 from __future__ import annotations

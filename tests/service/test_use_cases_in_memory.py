@@ -154,7 +154,7 @@ def test_import_and_export_on_the_fakes() -> None:
 
 
 def test_a_new_book_version_is_built_from_what_changed() -> None:
-    # Issue 13 item 3: an edit re-reads the edited entry only; what the turn sees is exactly
+    # ADR 0008: an edit re-reads the edited entry only; what the turn sees is exactly
     # what a full build would give (compared on a second, cold cache).
     from worldbook.service.lore_books import IndexedSource, LoreBookCache
 

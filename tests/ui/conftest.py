@@ -3,7 +3,7 @@ driven by Playwright for Python (``executable_path=/usr/bin/chromium``; Playwrig
 downloads are never used). ``scripts/test`` installs ``chromium`` when it is missing.
 
 Every browser context records the requests the page makes; at teardown a test fails if any
-went to a host other than the server's own origin (issue 14: no CDN, works offline).
+went to a host other than the server's own origin (docs/design/inspector.md: no CDN, works offline).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The lore inspector in a real headless Chromium against a real server (issue 14 "done when").
+"""The lore inspector in a real headless Chromium against a real server (docs/design/inspector.md).
 
 Each test writes screenshots of the screens it visits to ``test-output/ui-screenshots/`` (or
 ``$WORLDBOOK_UI_SCREENSHOTS``); the fixtures fail a test whose page contacted any other host or

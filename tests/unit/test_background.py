@@ -1,4 +1,4 @@
-"""The one-thread, newest-per-key background worker (issue 13 item 3)."""
+"""The one-thread, newest-per-key background worker (ADR 0008)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How full entries and the world index share the per-turn budget (issue 16 item 4): a weak
+"""How full entries and the world index share the per-turn budget (ADR 0013): a weak
 meaning match is listed, not injected; the rank just below the full entries keeps room for its
 index line; named entries keep DESIGN §2 rule 5 (never pushed out by entries ranked below)."""
 

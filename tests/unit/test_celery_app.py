@@ -105,7 +105,7 @@ def test_worker_sweeps_by_default(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], scheduler: bool
 ) -> None:
     """Beat (the periodic sweep) is on unless turned off: a worker started without flags must
-    not leave writes made during a broker outage queued forever (issue 15). Several workers
+    not leave writes made during a broker outage queued forever (ADR 0011). Several workers
     beating at once sweep once per interval (the sweep task takes a Redis lock)."""
     from typer.testing import CliRunner
 

@@ -134,7 +134,8 @@ def test_is_a_vector_index() -> None:
 
 
 def test_searches_run_on_one_openmp_thread() -> None:
-    # Small per-turn searches lose to OpenMP fan-out, and spin when cores are short (issue 7).
+    # Small per-turn searches lose to OpenMP fan-out, and spin when cores are short
+    # (docs/design/semantic-search.md).
     import faiss
 
     faiss.omp_set_num_threads(2)

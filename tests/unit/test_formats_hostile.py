@@ -1,4 +1,4 @@
-"""Hostile input (issue 5 item 6): every case ends in a clear worldbook error, quickly."""
+"""Hostile input (DESIGN §6): every case ends in a clear worldbook error, quickly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fix-and-warn rules of the import mapping (issue 5 item 3, DESIGN §6), on synthetic books."""
+"""Fix-and-warn rules of the import mapping (DESIGN §6), on synthetic books."""
 
 from __future__ import annotations
 

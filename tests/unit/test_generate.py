@@ -1,5 +1,5 @@
-"""Generate with AI (issue 12 item 3) against a scripted model: validation, one repair round,
-drops reported, nothing saved, and the draft JSON importable."""
+"""Generate with AI (docs/design/generate-and-split.md) against a scripted model: validation, one
+repair round, drops reported, nothing saved, and the draft JSON importable."""
 
 from __future__ import annotations
 

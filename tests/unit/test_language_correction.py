@@ -1,4 +1,4 @@
-"""The language correction (issue 16 item 2): projection, per-language centring, the shipped
+"""The language correction (ADR 0003): projection, per-language centring, the shipped
 basis and its version, and FAISS equal to the brute-force oracle under it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every DESIGN §6 limit and the issue-2 "Bad input" list, against the pure validators."""
+"""Every DESIGN §6 limit and every kind of bad input it lists, against the pure validators."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Macros in lore (issue 17): every form, stable draws, and what is left as written."""
+"""Macros in lore (ADR 0012): every form, stable draws, and what is left as written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The literal matcher (issue 3 item 2, DESIGN §2 rule 5): Unicode-aware verbatim names."""
+"""The literal matcher (DESIGN §2 rule 5): Unicode-aware verbatim names."""
 
 from __future__ import annotations
 
@@ -228,7 +228,7 @@ def test_derived_values_are_remembered_per_book_version() -> None:
     assert len(calls) == 4  # never remembered without a version
 
 
-# --- no turn pays for an edit (issue 13 item 3) ---------------------------------------------
+# --- no turn pays for an edit (ADR 0008) ---------------------------------------------
 
 from dataclasses import replace as _replace  # noqa: E402
 

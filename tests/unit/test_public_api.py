@@ -39,7 +39,7 @@ def test_importing_worldbook_does_not_import_celery() -> None:
 
 
 def test_the_pure_core_loads_no_sql_faiss_torch_or_http() -> None:
-    # Issue 15 item 4: every core module, imported alone, stays light.
+    # docs/design/code-quality.md: every core module, imported alone, stays light.
     import pkgutil
 
     import worldbook.core

@@ -64,7 +64,7 @@ def test_an_old_match_as_clear_as_the_newest_does_not_beat_it_under_the_default(
 
 
 def test_the_default_keeps_a_described_topic_through_a_reply_and_a_bare_question() -> None:
-    # Issue 16 follow-ups: the topic is described two messages back ("the lighthouse on the
+    # Follow-ups (ADR 0003): the topic is described two messages back ("the lighthouse on the
     # black cliff"), the newest message only asks "And who keeps it?" (a faint peak on row 3).
     scores = np.array(
         [

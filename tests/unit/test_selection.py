@@ -221,14 +221,14 @@ def test_literal_hits_from_user_message_and_last_two_replies_only() -> None:
     )
     sel = run(turn(big, messages=msgs, window=100000))
     literal = [e.ref.entry_id for e in sel.injected if e.via is Via.LITERAL]
-    # The user's message first, then the replies, the newer reply first (issue 16 item 5).
+    # The user's message first, then the replies, the newer reply first (ADR 0013).
     assert literal == ["big-5", "big-4", "big-3"]
     assert "last user message" in trace_of(sel, "big-5")[1]
     assert "reply" in trace_of(sel, "big-3")[1]
 
 
 def test_names_over_the_reply_cap_keep_what_the_conversation_is_about() -> None:
-    # Issue 16 item 5: six names in one reply, four may go; the four with the best meaning
+    # ADR 0013: six names in one reply, four may go; the four with the best meaning
     # scores are kept, not the first four in book order.
     big = large_book(n=300, tokens=20)
     reply = " ".join(f"Topic big-{i}," for i in range(1, 7))
@@ -370,7 +370,7 @@ def test_entry_that_does_not_fit_goes_to_index_and_next_is_tried() -> None:
 
 
 def test_named_entry_is_cut_to_what_is_left_instead_of_falling_to_the_index() -> None:
-    # DESIGN §2 rule 5, last point (issue 15): "Read me the Long Chronicle, all of it."
+    # DESIGN §2 rule 5, last point: "Read me the Long Chronicle, all of it."
     sentences = " ".join(f"Sentence number {i} ends here." for i in range(300))
     chronicle = entry("long", "Long Chronicle", lore=sentences)
     canon = entry("c", tokens=300, canon=True)  # canon budget 819 → 519 left per turn

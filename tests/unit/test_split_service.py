@@ -1,4 +1,4 @@
-"""Split text into entries (issue 12 item 4) with a scripted model: ranges only, validated,
+"""Split text into entries (docs/ai-authoring.md §4) with a scripted model: ranges only, validated,
 one repair, word-for-word lore, fallbacks, and saving through a narrow callable."""
 
 from __future__ import annotations

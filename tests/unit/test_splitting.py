@@ -1,4 +1,4 @@
-"""The word-for-word splitter (issue 12 item 4): headings, paragraphs, limits, exactness."""
+"""The word-for-word splitter (docs/ai-authoring.md §4): headings, paragraphs, limits, exactness."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The optional inflected-name tier of the literal matcher (issue 16 item 5)."""
+"""The optional inflected-name tier of the literal matcher (ADR 0013)."""
 
 from __future__ import annotations
 

@@ -13,14 +13,14 @@ makes ties deterministic. Cached indexes are bounded by a number of books and by
 the least recently used.
 
 With a :class:`~worldbook.adapters.language_correction.LanguageCorrection` (models that ship a
-language basis, issue 16 item 2) the query vectors are projected when a search starts and a
+language basis, ADR 0003) the query vectors are projected when a search starts and a
 book's rows are projected and centred per entry language when its index is built; the stored
 vectors stay raw, and a built index records the correction version it was built with.
 
 Each build records the text hash every entry's vectors were embedded from, so the turn path can
 tell an entry edited since (its old vectors are never used, DESIGN §2 rule 6). That is what lets
 a served process (``background=True``) keep answering from a book's previous build while one
-daemon thread loads and builds the new one after its vectors changed (issue 13 item 3): no turn
+daemon thread loads and builds the new one after its vectors changed (ADR 0008): no turn
 waits for the ≈100 ms a 2,000-entry book costs to load and build. Elsewhere (tests, CLI) a
 change of vectors drops the cached index and the next search builds it.
 """
@@ -101,7 +101,8 @@ class FaissIndex:
             raise InvalidInput(f"max_bytes must be at least 1; got {max_bytes}.", field="max_bytes")
         # A turn scores at most a few thousand rows against ≤ 6 messages: OpenMP fan-out costs
         # more than it saves, and with fewer free cores than threads (a pinned or busy process)
-        # its workers spin — measured 5 ms instead of 0.4 ms per search on one core (issue 7).
+        # its workers spin — measured 5 ms instead of 0.4 ms per search on one core
+        # (docs/design/semantic-search.md).
         faiss.omp_set_num_threads(1)
         self._loader = loader
         self._combination = combination

@@ -1,4 +1,4 @@
-"""Language-agnostic ranking for models that ship a language basis (issue 16 item 2).
+"""Language-agnostic ranking for models that ship a language basis (ADR 0003).
 
 A multilingual encoder puts a language-identity component in every vector: a Korean question
 scores Korean entries higher than the English entry that answers it ("same-language pull").

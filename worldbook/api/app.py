@@ -124,6 +124,6 @@ def create_app(
     for module in (books, entries, attachments, transfer, turns, stats, chats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
-    app.include_router(writes.router, prefix=API_PREFIX)  # the living world (issue 12 item 2)
+    app.include_router(writes.router, prefix=API_PREFIX)  # the living world (ADR 0006)
     ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app

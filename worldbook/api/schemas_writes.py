@@ -1,4 +1,4 @@
-"""Request and response models of the living world's routes (issue 12 item 2)."""
+"""Request and response models of the living world's routes (ADR 0006)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Classic (keyword) engine latency beside a SillyTavern-style per-key regex scan (issue 11 item 7).
+"""Classic (keyword) engine latency beside a SillyTavern-style per-key regex scan
+(docs/design/classic-engine.md).
 
 Synthetic books of 100 / 500 / 2,000 entries with 10 keys each (names of the synthetic vocabulary,
 one in ten a CJK name; 30 % of the entries name another entry in their lore, so recursion has

@@ -1,11 +1,11 @@
-"""The classic engine's part of the bench report (issue 11 items 7–8): the latency table beside
-the SillyTavern-style per-key regex scan, and its targets."""
+"""The classic engine's part of the bench report (docs/design/benchmarks.md): the latency table
+beside the SillyTavern-style per-key regex scan, and its targets."""
 
 from __future__ import annotations
 
 from typing import Any
 
-CLASSIC_P50_MS = 3.0  # issue 11 item 7: a 2,000-entry turn, one core
+CLASSIC_P50_MS = 3.0  # docs/design/classic-engine.md: a 2,000-entry turn, one core
 CLASSIC_RATIO = 20.0  # … at least 20× faster than the per-key regex scan, same run
 
 

@@ -28,7 +28,7 @@ from worldbook.settings import WorldbookSettings
 Samples = dict[str, list[tuple[float, float]]]
 """Per variant, one (wall seconds, CPU seconds of the turn's thread) pair per turn."""
 
-TARGET_MS = 50.0  # issue 13: the first turn after an edit, p50
+TARGET_MS = 50.0  # ADR 0008: the first turn after an edit, p50
 PROFILE = ModelProfile(input_window=32_000, tokenizer_id="cl100k_base")
 
 

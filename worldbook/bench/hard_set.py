@@ -1,5 +1,5 @@
 """The hard evaluation sets (``benchmarks/hard_set/<set>/``): real roleplay turns on a large
-multilingual book with confuser families (issue 16 item 1).
+multilingual book with confuser families (docs/design/benchmarks.md).
 
 Each set is one world book (``world.json``, SillyTavern World Info, imported with the real
 importer into a fresh SQLite store and indexed with the given embedder) and labelled turns
@@ -128,8 +128,8 @@ BEFORE_ISSUE_16: dict[str, Any] = {
     "index_gist_tokens_max": 40,
     "index_title_fallback": False,
 }
-"""The engine's settings before issue 16 (literal hits were then ordered by book order; that
-rule change has no setting)."""
+"""The engine's settings before the hard sets were measured (ADR 0003, ADR 0013; literal hits
+were then ordered by book order; that rule change has no setting)."""
 
 STEMMERS = ("russian", "german", "french", "spanish", "italian", "portuguese")
 """The Snowball stemmers of the inflected-name tier as measured (the hard sets' inflected
@@ -145,8 +145,8 @@ ABLATIONS: tuple[Variant, ...] = (
     ("without title-only index lines", {"index_title_fallback": False}),
     ("with the inflected-name tier", {"literal_stem_languages": STEMMERS}),
 )
-"""Each issue-16 mechanism taken out of the defaults, one at a time (what each one bought), and
-the optional inflected-name tier put in."""
+"""Each mechanism of ADR 0003 and 0013 taken out of the defaults, one at a time (what each one
+bought), and the optional inflected-name tier put in."""
 
 RowTransform = Callable[[Vectors, list[str]], Vectors]
 """``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory

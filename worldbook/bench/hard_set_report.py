@@ -14,7 +14,7 @@ def _pct(value: float) -> str:
 
 
 def _roles(methods: dict[str, Any]) -> tuple[str, str | None, list[str]]:
-    """The default worldbook method (the first), the before-issue-16 one, and the peers."""
+    """The default worldbook method (the first), the one on the earlier settings, the peers."""
     ours = [m for m in methods if m.startswith("worldbook:")]
     before = next((m for m in ours if m.endswith(BEFORE)), None)
     peers = [m for m in methods if not m.startswith("worldbook:")]
@@ -24,8 +24,8 @@ def _roles(methods: dict[str, Any]) -> tuple[str, str | None, list[str]]:
 def _table(
     rows: dict[str, dict[str, Any]], methods: dict[str, Any], group: str, label: str
 ) -> list[str]:
-    """One row per kind or language: worldbook's shares now and before issue 16, then each
-    peer's gold in full."""
+    """One row per kind or language: worldbook's shares now and before the hard sets were
+    measured, then each peer's gold in full."""
     default, before, peers = _roles(methods)
     head = [label, "turns", "gold", "full", "full or index", "avoid full", "index/turn"]
     if before:
@@ -138,8 +138,9 @@ def _diagnostics(method: str, diag: dict[str, Any]) -> list[str]:
 
 
 def hard_set_targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Issue 16 targets on every hard set: gold in full >= 80%, in full or index >= 92%, no
-    language below 65% in full, confusers in full no more than before issue 16."""
+    """The hard sets' targets (docs/design/benchmarks.md) on every hard set: gold in full >= 80%,
+    in full or index >= 92%, no language below 65% in full, confusers in full no more than
+    before them."""
     if not result:
         return []
     rows: list[dict[str, Any]] = []

@@ -1,5 +1,5 @@
-"""Indexing throughput (issue 7 item 4): entries/s end to end through the queue against the
-raw embedder, on the same texts in the same run.
+"""Indexing throughput (docs/design/benchmarks.md): entries/s end to end through the queue
+against the raw embedder, on the same texts in the same run.
 
 * raw: ``embed_passages`` on exactly the texts the pipeline embeds, ``batch`` per call, one
   model instance using every core (mean of a run before and after the pipelines);

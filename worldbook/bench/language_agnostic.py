@@ -1,4 +1,4 @@
-"""Training-free corrections for same-language pull in multilingual retrieval (issue 16 item 2).
+"""Training-free corrections for same-language pull in multilingual retrieval (ADR 0003).
 
 A multilingual encoder puts a language-identity component in every vector: two texts in one
 language score higher than a text and its translation. Three query-time corrections, none fit

@@ -1,4 +1,4 @@
-"""Latency and scale (issue 7 item 3), on one core.
+"""Latency and scale, on one core (docs/design/benchmarks.md).
 
 * selection core: ``select()`` per turn on synthetic books of 100 / 500 / 2,000 entries (50
   aliases each), warm matcher cache, semantic hits computed beforehand as the service does;

@@ -1,4 +1,4 @@
-"""HTTP load (issue 13 item 5): ``worldbook bench load``, measured the way issue 13 did.
+"""HTTP load: ``worldbook bench load`` (docs/design/benchmarks.md).
 
 The server runs as its own process(es): ``worldbook serve --workers N`` on a free loopback
 port, with the configured (default: e5-small) embedder, torch threads capped to the cores per
@@ -187,7 +187,8 @@ def ratios(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def targets(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Issue 13's targets, for one server process, per backend (where the cells ran)."""
+    """The load targets (docs/design/benchmarks.md), for one server process, per backend (where
+    the cells ran)."""
     rows: list[dict[str, Any]] = []
 
     def add(name: str, value: float, goal: str, met: bool) -> None:

@@ -6,7 +6,7 @@ httpx client each) POSTing ``/v1/select`` until ``seconds`` pass, and prints one
 turns/s, client-side latency percentiles, errors, and the server's own turn time from the
 ``Server-Timing`` header (so the turn's share of each HTTP latency is known).
 
-The clients live outside the server's process(es), as in issue 13's measurement, so their CPU
+The clients live outside the server's process(es), as in ADR 0004's measurement, so their CPU
 shows up as what it is: another process on the same cores, not the server's GIL.
 """
 

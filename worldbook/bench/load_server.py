@@ -25,7 +25,7 @@ from worldbook.bench.load_client import WORDS
 from worldbook.core.drafts import BookDraft, EntryDraft
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-ENTRIES = 34  # the size of the book issue 13 measured with
+ENTRIES = 34  # the book of docs/design/benchmarks.md's load runs
 
 
 @contextmanager

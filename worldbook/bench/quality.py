@@ -5,8 +5,8 @@ every turn written for it is answered by every method. For each gold entry we re
 it reached the model in full, only as a world-index line (worldbook's methods only), or not at
 all, and the lore tokens each method spent on the turn.
 
-worldbook answers three ways side by side (issue 11 item 8): the books imported as world books
-(meaning and names, one row per embedder), as classic books (``worldbook:classic``: keys only,
+worldbook answers three ways side by side (docs/design/benchmarks.md): the books imported as world
+books (meaning and names, one row per embedder), as classic books (``worldbook:classic``: keys only,
 the SillyTavern / CCv3 rules), and as hybrid books (``worldbook:hybrid``: world selection plus
 keyword activation, default embedder). Classic and hybrid run on the books that have keys.
 """

@@ -1,6 +1,6 @@
 """The results directory of a bench run: ``results.json``, ``report.md`` and the PNG plots.
 
-``results.json`` always carries the keys runs are compared on over time (issue 7):
+``results.json`` always carries the keys runs are compared on over time (docs/design/benchmarks.md):
 ``xquad``, ``turn_ms``, ``selection_ms``, ``scan_baseline_ms``, ``indexing_entries_per_s``,
 ``default_method`` — ``null`` where the suite that measures them did not run.
 """

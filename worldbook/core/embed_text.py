@@ -2,7 +2,7 @@
 
 An entry is embedded as its names followed by its lore: ``"Title (alias, alias)\\nlore"``. The
 names are part of the text because an entry is often asked for by name alone, and lore rarely
-repeats its own title (issue 4 item 2: content-only embedding misses names).
+repeats its own title (docs/design/semantic-search.md: content-only embedding misses names).
 
 A model reads a bounded number of tokens. Lore longer than the embedder's ``max_passage_chars``
 is split into chunks at paragraph, then sentence, then word boundaries; every chunk repeats the

@@ -1,5 +1,5 @@
 """Bounds for JSON objects kept verbatim (``settings``, ``extensions``): depth, size, finite
-numbers and clean text — so whatever is stored can always be returned (issue 15: a 256-deep
+numbers and clean text — so whatever is stored can always be returned (DESIGN §6: a 256-deep
 object once saved, then failed every read of the book and of the public library)."""
 
 from __future__ import annotations

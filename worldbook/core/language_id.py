@@ -1,6 +1,6 @@
 """A rule-based language guess for entry texts: the script first, then function words.
 
-The engine centres a book's entry rows per language (issue 16 item 2,
+The engine centres a book's entry rows per language (ADR 0003,
 :mod:`worldbook.adapters.language_correction`), so it needs each entry's language.
 Nearest-centroid language id on e5 vectors is 94% right on short XQuAD-R sentences but only
 57% on long English lore (most of it lands on the Hindi centroid), so entries are labelled

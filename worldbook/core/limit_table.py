@@ -38,7 +38,7 @@ class Limits:
     split_text_max: int = 40_000
     preview_message_max: int = 2_000
     # One turn's chat: bounded so no request can make the service embed or scan unbounded
-    # text (a 10 MB message once took 225 s and 0.6 GB, issue 15).
+    # text (a 10 MB message once took 225 s and 0.6 GB, DESIGN §6).
     message_max: int = 20_000
     turn_text_max: int = 100_000
     bulk_action_max: int = 500

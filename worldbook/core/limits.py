@@ -109,7 +109,7 @@ BOOK_SETTINGS: dict[str, type] = {
     "group_scoring": bool,
     "min_activations": int,
     "min_activations_depth_max": int,
-    "living_world": bool,  # the AI may add to the book during its owner's turns (issue 12)
+    "living_world": bool,  # the AI may add to the book during its owner's turns (ADR 0006)
 }
 """The book settings worldbook reads (the classic engine's, and the living-world switch), by
 type; other keys are kept verbatim."""

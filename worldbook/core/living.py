@@ -1,5 +1,5 @@
 """The living world's pure rules: what a write is and how it is recognised again, how AI text
-joins an entry, and how many writes a book takes (issue 12 item 2; docs/ai-authoring.md §4
+joins an entry, and how many writes a book takes (ADR 0006; docs/ai-authoring.md §4
 "Living world"; decisions in docs/decisions.md). Parsing a tool call is
 :mod:`worldbook.core.living_calls`; write and undo are :mod:`worldbook.core.living_ops`.
 

@@ -1,4 +1,4 @@
-"""Parsing a living-world tool call (issue 12 item 2): the arguments as the model sent them
+"""Parsing a living-world tool call (ADR 0006): the arguments as the model sent them
 (a JSON object, or OpenAI's JSON text) checked against the tool's schema and the DESIGN §6
 limits, into a :class:`~worldbook.core.living.WriteCall`. Nothing is written on failure and
 every error names ``arguments.<field>``, so the app can hand it back to the model."""

@@ -99,7 +99,7 @@ def apply_write(
     limits: LivingLimits,
     new_id: Callable[[], str],
 ) -> WriteOutcome:
-    """Replay, rate limit, then create or append (issue 12 item 2)."""
+    """Replay, rate limit, then create or append (ADR 0006)."""
     found = view.find_call(call.call_key)
     if found is not None:
         if found.arguments_sha != call.arguments_sha:

@@ -1,4 +1,4 @@
-"""The living world's two tools, ``lore_create`` and ``lore_append`` (issue 12 item 2).
+"""The living world's two tools, ``lore_create`` and ``lore_append`` (ADR 0006).
 
 Like ``lookup_lore`` (:mod:`worldbook.core.rendering`), each definition is one constant whose
 canonical bytes are computed once at import: every turn that offers them sends the same bytes

@@ -1,5 +1,5 @@
 """Macros in lore: ``{{char}}``, ``{{user}}`` and the SillyTavern macros that make sense for lore
-(issue 17), substituted when a turn renders lore — never in what is stored or exported.
+(ADR 0012), substituted when a turn renders lore — never in what is stored or exported.
 
 Read from SillyTavern's macro documentation (docs.sillytavern.app, "Macros"): names are
 case-insensitive and spaces inside the braces are allowed (``{{ User }}``); the legacy tags

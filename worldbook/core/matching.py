@@ -4,7 +4,7 @@ Titles and aliases are normalised (NFKC + casefold, curly apostrophes folded, wh
 collapsed) and loaded into one Aho–Corasick automaton per book version, so a turn costs one pass
 over each message whatever the number of aliases — unlike a regex per key per turn.
 
-Word boundaries depend on the script (DESIGN §2 rule 5, issue 3 item 2): an alias edge in a
+Word boundaries depend on the script (DESIGN §2 rule 5): an alias edge in a
 script that separates words with spaces (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, …)
 must meet a word boundary, so ``feu`` does not match ``feuille`` while ``Aragorn's`` and
 ``Aragorn,`` match ``Aragorn``. Scripts written without spaces (Han, Hiragana, Katakana,
@@ -183,7 +183,7 @@ class BookMatcher:
 
 class OverlayMatcher:
     """A book version's matcher made of the previous version's automaton and a small one over
-    the entries whose names changed (issue 13: no turn pays for an edit).
+    the entries whose names changed (ADR 0008: no turn pays for an edit).
 
     Hits of the base for changed, added or removed entries are dropped, the overlay answers for
     the changed and added ones, and every position is the new version's — so ``find`` returns

@@ -83,7 +83,7 @@ NotFull = list[tuple[int, Candidate, str]]
 def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEntry], NotFull]:
     """The full slots: ranked candidates in order while they fit (named ones cut to fit).
 
-    How the budget is shared with the world index (issue 16 item 4): an entry ranked by
+    How the budget is shared with the world index (ADR 0013): an entry ranked by
     meaning goes in full only if its score is at least ``full_score_share`` of the turn's best
     meaning score (a weak match is listed, not injected), and an entry not named explicitly goes
     in full only if the index lines of the entries already pushed to the index and of the next
@@ -224,7 +224,7 @@ def _add_line(
 ) -> int:
     """Add one world-index line if it fits; return the tokens it used (0 if it did not).
 
-    A line whose gist does not fit is listed by its title alone when that fits (issue 16
+    A line whose gist does not fit is listed by its title alone when that fits (ADR 0013
     item 4): the topic still reaches the model, and the lookup tool can fetch it."""
     line, cost = _line(book, entry, rules, tokenizer, draft.tokenizer_id, cache)
     if cost > remaining and rules.index_title_fallback:

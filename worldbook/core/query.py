@@ -70,7 +70,7 @@ DEFAULT_COMBINATION = QueryCombination(Method.CENTRED_RECENCY_MAX, decay=0.8)
 e5's cosines sit in 0.7-0.9, where a raw ``0.5 * score`` never competes. The decay was 0.45
 (chosen on XQuAD conversations, where every message is a self-contained question); real
 roleplay turns describe the topic early and ask a bare follow-up last ("And who keeps it?"),
-and 0.8 keeps those topics: hard set (issue 16) gold in full 56% -> 71% with the language
+and 0.8 keeps those topics: hard set (ADR 0003) gold in full 56% -> 71% with the language
 correction; the XQuAD drift scenario pays for it (docs/decisions.md)."""
 
 

@@ -159,7 +159,7 @@ def _literal_hits(
     """Entries named in the last user message, and (not already named there) in the book's
     character's last two replies; each book's ``matched`` flag is set.
 
-    Each hit carries its relevance (issue 16 item 5): the entry's meaning score for the
+    Each hit carries its relevance (ADR 0013): the entry's meaning score for the
     conversation when it is among the semantic hits, then how recent the naming message is."""
     messages = turn.messages
     user_idx = next(

@@ -110,7 +110,7 @@ def _lore_message(entry: InjectedEntry, group_chat: bool) -> tuple[Role, str]:
 class RenderedPrompt:
     """The two system texts of a turn, the lorebook slot between them (role, text per
     message), and whether the lookup tool is offered; with ``living_tools`` (the living world,
-    issue 12) ``lore_create`` and ``lore_append`` too."""
+    ADR 0006) ``lore_create`` and ``lore_append`` too."""
 
     stable: str
     per_turn: str

@@ -1,4 +1,4 @@
-"""Split a text into entries, word for word (issue 12 item 4; docs/ai-authoring.md §4 "Split").
+"""Split a text into entries, word for word (docs/ai-authoring.md §4 "Split").
 
 The text is cut into *units* — paragraphs (blank-line blocks), with every heading line starting
 a new one — and consecutive units are *grouped* into entries, either by a language model's

@@ -1,4 +1,4 @@
-"""The optional morphology tier of the literal matcher (issue 16 item 5): a declined or
+"""The optional morphology tier of the literal matcher (ADR 0013): a declined or
 conjugated form of a name ("в Зарянске" for the entry "Зарянск", "des Schwarzen Bundes" for
 "Der Schwarze Bund") matches when the Snowball stems of its words equal those of a title or
 alias, word for word. Off unless ``SelectionRules.literal_stem_languages`` names stemmers.

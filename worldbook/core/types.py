@@ -48,9 +48,9 @@ class SelectionRules:
     semantic_messages: int = 6
     mostly_indexed_share: float = 0.8
     canon_heavy_share: float = 0.5
-    index_gist_tokens_max: int = 24  # issue 16: shorter lines keep ~2x more topics listed
+    index_gist_tokens_max: int = 24  # ADR 0013: shorter lines keep ~2x more topics listed
     named_cut_min_tokens: int = 150  # a named entry is cut to what is left if at least this
-    # --- issue 16: how full entries and the world index share the per-turn budget ---
+    # --- ADR 0013: how full entries and the world index share the per-turn budget ---
     full_score_share: float = 0.65  # a meaning-ranked entry goes in full only at >= this x best
     index_reserve_lines: int = 1  # an unnamed entry in full leaves room for this many lines
     index_title_fallback: bool = True  # a line whose gist does not fit goes as its title alone
@@ -110,7 +110,7 @@ class LoreBook:
     story/novel books and explicit book ids); group chats label lore with it.
     ``version`` changes whenever the book or any entry changes (derived caches key on it).
     ``matcher_id`` / ``matcher_version`` name its literal matcher when they differ from the id
-    and version: a view with names filled in (macros, issue 17) whose titles and aliases are
+    and version: a view with names filled in (macros, ADR 0012) whose titles and aliases are
     those of the stored book shares its automaton; one whose names changed gets its own.
     """
 

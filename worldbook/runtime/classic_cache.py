@@ -18,7 +18,7 @@ class ClassicMatcherCache:
     call (nothing says when it changed). Versions of one book live side by side (the same book
     with different names substituted in different chats); the least recently used goes first.
     A book with a ``family`` is compiled from the latest compiled version of its family (only
-    its changed entries: issue 13, no turn pays for an edit).
+    its changed entries: ADR 0008, no turn pays for an edit).
     The service keeps one per process and passes it to every turn."""
 
     def __init__(self, max_books: int = 64) -> None:

@@ -1,4 +1,4 @@
-"""Who may see, use and edit a book (DESIGN §5; issue 6 "Sharing").
+"""Who may see, use and edit a book (DESIGN §5, "Sharing").
 
 - private: only the owner sees, attaches or uses it;
 - unlisted: anyone holding its (unguessable) id may view, attach and use it; only the owner edits;

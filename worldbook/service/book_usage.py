@@ -1,4 +1,4 @@
-"""Usage statistics, index status and tool lookup by id (issue 6 items 3 and 5).
+"""Usage statistics, index status and tool lookup by id (DESIGN §5; ADR 0015).
 
 Usage is recorded by ``select_turn`` (never by ``preview``); this module only reads it.
 """

@@ -1,4 +1,4 @@
-"""Turn stored books into the classic engine's :class:`ClassicBook` (issue 11 items 2–4).
+"""Turn stored books into the classic engine's :class:`ClassicBook` (DESIGN §3).
 
 Classic books take part with every entry; a hybrid book (a world book whose entries with keys
 also activate by keyword) with its keyed, non-canon entries only, never as constants — its
@@ -7,7 +7,7 @@ canon is already in the prompt and its other entries reach the model by name and
 Built books are cached by (book id, version, tokenizer): any edit bumps the version, so a cached
 book is never stale, also across processes. The compiled matcher is cached by the engine's
 :class:`~worldbook.core.classic.ClassicMatcherCache` on the same version. A new version is built
-from the last one (issue 13 item 3: no turn pays for an edit): only the entries whose stamp
+from the last one (ADR 0008: no turn pays for an edit): only the entries whose stamp
 moved are read and made again, the others are the very same objects — so the macro view
 (``service/macro_books.py``) searches only those again and the matcher compiles only those
 (the book's ``family`` names the versions it may compile from).
@@ -156,7 +156,7 @@ class _Base:
 class ClassicBookCache:
     """Bounded LRU of built :class:`ClassicBook` values (thread-safe).
 
-    A new version of a book already built here is built incrementally (issue 13: no turn pays
+    A new version of a book already built here is built incrementally (ADR 0008: no turn pays
     for an edit), as :class:`~worldbook.service.lore_books.LoreBookCache` does: one narrow query
     lists every entry's stamp, only the entries whose stamp moved are read, made and counted
     again, and the others are reused as the very same objects (which the compiled matcher

@@ -66,7 +66,7 @@ class Components:
             threads=settings.embed_threads,
             device=settings.embed_device,
             e5_engine=settings.e5_engine,
-            # Concurrent turns' new messages share one model call (issue 13 item 1).
+            # Concurrent turns' new messages share one model call (ADR 0004).
             batch_max=settings.embed_batch_max,
             batch_wait_ms=settings.embed_batch_wait_ms,
         )
@@ -150,6 +150,6 @@ def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> F
         correction=search.correction,
         languages=search.languages,
         # After an edit the previous build serves (its text hashes keep edited entries out)
-        # while the new one is made off the turn path (issue 13 item 3).
+        # while the new one is made off the turn path (ADR 0008).
         background=True,
     )

@@ -1,5 +1,5 @@
 """The language of each entry's text, for the per-language centring of a book's index rows
-(issue 16 item 2, :mod:`worldbook.adapters.language_correction`).
+(ADR 0003, :mod:`worldbook.adapters.language_correction`).
 
 Computed from the text (:func:`worldbook.core.language_id.detect_language`) once per entry text:
 results are cached by the entry's content hash, so rebuilding a book's index after one edit

@@ -1,4 +1,5 @@
-"""Generate a draft world book from a premise with the app's language model (issue 12 item 3).
+"""Generate a draft world book from a premise with the app's language model
+(docs/design/generate-and-split.md).
 
 One call asks for ``count`` entries (4–16) with a JSON Schema; every entry is validated (types,
 DESIGN §6 limits, and no title or alias that repeats another, folded with the selection's

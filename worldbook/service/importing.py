@@ -1,4 +1,4 @@
-"""Import and export use cases (issue 5 items 4–5).
+"""Import and export use cases (docs/design/import-export.md).
 
 An import parses a file in any format we read (``worldbook.adapters.formats``), creates the
 book and adds its entries in batches of at most 500, each batch one transaction that also

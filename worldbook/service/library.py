@@ -1,6 +1,6 @@
 """Book, entry, ordering, bulk, attachment and sharing use cases, with their access checks.
 
-HTTP-free, so the API and the CLI share one implementation of every rule (issue 6 items 2–4):
+HTTP-free, so the API and the CLI share one implementation of every rule (DESIGN §5):
 - only the owner edits a book and its entries (``require_owner``: 404 to those who may not see
   the book, 403 to those who only see it);
 - an entry is reached through its book, so an entry id of someone else's private book is
@@ -109,7 +109,7 @@ def browse_library(
     limit: int = 50,
     offset: int = 0,
 ) -> list[BookRecord]:
-    """Public books only, by title substring and/or tag (issue 6 item 4)."""
+    """Public books only, by title substring and/or tag (DESIGN §5)."""
     scope = BookQuery(visibility=Visibility.PUBLIC)
     return _find_books(services, scope, query, tag, limit, offset)
 

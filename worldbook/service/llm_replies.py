@@ -1,6 +1,6 @@
 """Asking a language model for JSON, validating every item, and one repair round trip.
 
-The shared discipline of AI authoring (issue 12 item 1; docs/ai-authoring.md §4 "Structured
+The shared discipline of AI authoring (docs/ai-authoring.md §4 "Structured
 output and validation"): the reply is parsed (a reply cut at the output limit keeps its whole
 items), every item is validated by our own Pydantic model and the DESIGN §6 limits, and the
 problems found are sent back *once*, with the model's own reply, so it can correct them; what

@@ -47,7 +47,7 @@ class _Base:
 class LoreBookCache:
     """Bounded LRU of built :class:`LoreBook` values (thread-safe).
 
-    A new version of a book already built here is built incrementally (issue 13: no turn pays
+    A new version of a book already built here is built incrementally (ADR 0008: no turn pays
     for an edit): one narrow query lists every entry's stamp (position, updated_at), only the
     entries whose stamp moved are read in full, and the others are reused — a 2,000-entry book
     costs one small query instead of reading and decoding every row. A change of vectors only

@@ -1,5 +1,5 @@
 """Books as a turn sees them: with ``{{char}}``, ``{{user}}`` and the lore macros filled in
-(issue 17; the rules are :mod:`worldbook.core.macros`).
+(ADR 0012; the rules are :mod:`worldbook.core.macros`).
 
 What is stored and exported never changes; a turn works on a *view* of each book with the names
 of its chat: titles, aliases and keys with the names in (so "Loving {{user}}" is named by
@@ -184,7 +184,7 @@ class MacroBooks:
         """Whether any entry has a macro. An edit makes a new version of the book whose
         unchanged entries hold the very same strings (``service/lore_books.py``), so only the
         changed entries are searched again: a whole 100,000-alias book costs ≈150 ms, which
-        the first turn after every edit would pay (issue 13 item 3)."""
+        the first turn after every edit would pay (ADR 0008)."""
         seen = self._entries.get(book.id) or {}
         now: dict[str, _EntryScan] = {}
         for e in book.entries:

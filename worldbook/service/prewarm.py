@@ -2,7 +2,7 @@
 
 ``POST /v1/prewarm`` lets an app send a finished reply so the next turn finds its vector cached.
 Handing each request to FastAPI's background tasks let 40 prewarm calls of 20,000-character
-texts freeze every turn and ``/health`` for minutes and grow the process to 6 GB (issue 15): the
+texts freeze every turn and ``/health`` for minutes and grow the process to 6 GB (DESIGN §6): the
 work had no bound. Here one thread embeds what waits, at most ``max_texts`` texts wait, and a
 request that would overflow is refused (429) — the texts are only a cache warm-up, so shedding
 them loses nothing but a few milliseconds on a later turn.

@@ -4,7 +4,8 @@ A turn compares the last few messages with the lore (DESIGN §2: the last 6). Fr
 next only one or two of them are new, so vectors are cached by model id and content hash in a
 bounded LRU, and a turn embeds only its new messages, in one batch. ``prewarm`` lets an app send
 a finished reply ahead of the next turn, so its vector is ready when the turn arrives (an e5-class
-model costs ~20 ms a message on 2 cores, issue 4).
+model costs ~20 ms a message on 2 cores,
+docs/design/semantic-search.md).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class QueryEmbeddings:
             )
         self._embedder = embedder
         # A message longer than the model reads is embedded by its head, not windowed: a
-        # 10 MB message once cost 225 s of windows (issue 15). Units weigh wide characters.
+        # 10 MB message once cost 225 s of windows (DESIGN §6). Units weigh wide characters.
         self._max_units = min(embedder.max_passage_chars, max_query_chars or 10**9)
         self._cache: LRU[str, Vectors] | None = LRU(max_cached) if max_cached else None
         self._lock = threading.Lock()  # guards the hit/miss counters

@@ -1,4 +1,4 @@
-"""The request log: what went into a turn and why (DESIGN §3; issue 11 item 6).
+"""The request log: what went into a turn and why (DESIGN §3).
 
 A real turn that names a chat keeps one record (the newest ``chat_log_turns`` per chat) in the
 same transaction as its chat state. A record lists the turn's books, every entry that reached

@@ -1,4 +1,4 @@
-"""How the vector index of a deployment searches, from settings (issue 16): the conversation's
+"""How the vector index of a deployment searches, from settings (ADR 0003): the conversation's
 query combination and, for models that ship a language basis, the language correction with
 the entry languages it centres rows by."""
 

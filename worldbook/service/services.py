@@ -87,14 +87,14 @@ class Services:
         self.query_embeddings = QueryEmbeddings(embedder, max_query_chars=settings.max_query_chars)
         self.prewarm = PrewarmQueue(self.query_embeddings.prewarm)
         # In a service process a new book version is answered by an overlay matcher while the
-        # full automaton is built in the background (issue 13: no turn pays for an edit).
+        # full automaton is built in the background (ADR 0008: no turn pays for an edit).
         # Turns in flight: background rebuilds step aside for them (core/background.py).
         self.foreground = Foreground()
         self.matcher_cache = MatcherCache(
             max_books=settings.index_cache_books, background=True, foreground=self.foreground
         )
         self.lore_books = LoreBookCache(store, max_books=settings.index_cache_books)
-        self.macro_books = MacroBooks()  # books with {{char}}/{{user}} filled in (issue 17)
+        self.macro_books = MacroBooks()  # books with {{char}}/{{user}} filled in (ADR 0012)
         self.classic_books = ClassicBookCache(store, max_books=settings.index_cache_books)
         self.classic_matchers = ClassicMatcherCache(max_books=settings.index_cache_books)
         self._counters: dict[str, TokenCounter] = {}

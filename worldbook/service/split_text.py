@@ -1,4 +1,4 @@
-"""Split a text into entries, word for word (issue 12 item 4; docs/ai-authoring.md §4).
+"""Split a text into entries, word for word (docs/ai-authoring.md §4).
 
 The model never rewrites the text: it sees the numbered paragraphs (previews sized to its
 context window) and proposes only titles, aliases and paragraph ranges. Proposals are

@@ -1,4 +1,4 @@
-"""Usage recording off the turn path (issue 6 item 5: "must not slow the turn path").
+"""Usage recording off the turn path (ADR 0015: it must not slow the turn path).
 
 A real turn hands its usage — the turn's books and (entry id, via) pairs — to a
 :class:`UsageRecorder` and returns at once. One background thread waits ``write_interval``
@@ -6,7 +6,7 @@ seconds after the first turn it sees, takes *every* turn queued by then, sums th
 counts, per-entry per-via counts; inside one turn an entry counts once, first via wins, as in
 ``SqlStore.record_turn_usage``) and writes the sums in one transaction: at most a few writes a
 second whatever the turn rate. Writing after every turn cost the next turns their CPU on a busy
-core (the writer's transaction ran while they did; issue 7's turn-latency measurements).
+core (the writer's transaction ran while they did; the turn-latency measurements of ADR 0015).
 
 Measured in benchmarks/bench_load.py (since folded into ``worldbook bench load``): writing
 in-line added a write transaction to every turn (+8 ms p50 on SQLite, +19 ms on PostgreSQL),

@@ -1,4 +1,4 @@
-"""The living world's use cases (issue 12 item 2): write, undo, regenerate, the write log and
+"""The living world's use cases (ADR 0006): write, undo, regenerate, the write log and
 the entry trash, with their access checks.
 
 - Only the book's owner's turns write, and only to a book whose ``settings.living_world`` is

@@ -1,4 +1,4 @@
-"""Chat-state features (issue 11 item 2): sticky, cooldown, delay, match memory, greeting.
+"""Chat-state features (DESIGN §3): sticky, cooldown, delay, match memory, greeting.
 
 Turns are chained as a real chat would: each turn runs on the state the previous one returned,
 with ``chat_length`` growing by two messages (a user message and a reply) per exchange.

@@ -27,7 +27,7 @@ def resolve_threads(threads: int) -> int:
     """``threads`` capped to the available cores; 0 means all of them.
 
     More BLAS/OpenMP threads than cores is much slower, not faster: USE ran 75× slower with 4
-    threads on 2 cores (issue 4).
+    threads on 2 cores (docs/design/semantic-search.md).
     """
     if threads < 0:
         raise InvalidInput(

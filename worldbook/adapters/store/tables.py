@@ -173,7 +173,7 @@ class BookUsageRow(_Base, table=True):
 
 
 class BookUsageDayRow(_Base, table=True):
-    """Served turns per book per UTC day (the usage chart, issue 14).
+    """Served turns per book per UTC day (the usage chart, ADR 0015).
 
     No foreign key on purpose: the usage writer upserts these rows after updating
     ``book_usage`` in the same transaction and only for books whose ``book_usage`` row still
@@ -233,7 +233,7 @@ class ChatLogRow(_Base, table=True):
     record: dict[str, Any] = _json()
 
 
-# --- the living world (issue 12 item 2; migration 0004) ----------------------------------
+# --- the living world (ADR 0006; migration 0004) ----------------------------------
 
 
 class LoreWriteRow(_Base, table=True):

@@ -3,7 +3,7 @@
 Every write and undo runs in one transaction that first locks the book row
 (:meth:`StoreBase._lock_book`: ``FOR UPDATE`` on PostgreSQL, the writer lock on SQLite), so
 the rate counts, the replay check and the entry's lore are read and changed by one writer at a
-time: no write is lost and none is counted twice (issue 12 "Done when"). The rules themselves
+time: no write is lost and none is counted twice (ADR 0006). The rules themselves
 are :mod:`worldbook.core.living_ops`, shared with the in-memory store.
 """
 

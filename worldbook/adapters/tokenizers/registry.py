@@ -6,7 +6,7 @@ adding a family here is the only change needed for both loading and the message.
 :class:`TokenizerRegistry` is the ``TokenizerSource`` port for a process: requests may name
 tiktoken encodings, the estimate and ``hf:<name>`` for the tokenizer.json files the operator
 listed in ``WORLDBOOK_HF_TOKENIZERS`` — never a file path (a path in a request made the server
-open any file it could read, issue 15). Only trusted callers (the operator's CLI and the
+open any file it could read, ADR 0010). Only trusted callers (the operator's CLI and the
 settings' own default) may use ``hf:<path>``.
 """
 
@@ -145,7 +145,7 @@ class TokenizerRegistry:
         if found is not None:
             return found
         # Loaded outside the lock: a large file must not stall turns that use another
-        # tokenizer (a 434 MB file once stalled every turn, issue 15).
+        # tokenizer (a 434 MB file once stalled every turn, ADR 0010).
         loaded = self._load(canonical_id)
         with self._lock:
             return self._loaded.setdefault(canonical_id, loaded)

@@ -1,4 +1,5 @@
-"""AI authoring: generate a draft book, split a text into a book's entries (issue 12 items 3–4).
+"""AI authoring: generate a draft book, split a text into a book's entries
+(docs/design/generate-and-split.md).
 
 The language model is built once per app from the ``WORLDBOOK_LLM_*`` settings, on first use
 (``get_llm``; tests override the dependency). Model calls block for seconds, so these routes are

@@ -1,4 +1,4 @@
-"""Chats: the request log of a chat's last turns (what went in and why; issue 11 item 6)."""
+"""Chats: the request log of a chat's last turns (what went in and why; DESIGN §3)."""
 
 from __future__ import annotations
 

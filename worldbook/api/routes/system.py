@@ -2,7 +2,8 @@
 
 Both answer under any load: ``/health`` runs on the event loop and touches nothing, and
 ``/ready``'s checks run on two threads of their own, so a thread pool full of turns or
-imports never makes an orchestrator think the process is dead (issue 15).
+imports never makes an orchestrator think the process is dead
+(docs/design/http-api.md, "Process life").
 """
 
 from __future__ import annotations

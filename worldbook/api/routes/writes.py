@@ -1,4 +1,4 @@
-"""The living world (issue 12 item 2): the AI's tool calls, undo, regenerate, the write log and
+"""The living world (ADR 0006): the AI's tool calls, undo, regenerate, the write log and
 the entry trash. Rules: :mod:`worldbook.service.writes`."""
 
 from __future__ import annotations

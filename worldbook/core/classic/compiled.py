@@ -1,5 +1,5 @@
 """One classic book compiled for matching: resolved entries, a key table, one Aho–Corasick
-automaton per plain-key variant and the regex keys (issue 11 item 7).
+automaton per plain-key variant and the regex keys (docs/design/classic-engine.md).
 
 A book version is compiled once and cached (:class:`ClassicMatcherCache`, keyed by the book's
 ``cache_key`` and settings); a turn then costs one automaton pass per scanned message and
@@ -117,7 +117,7 @@ class CompiledBook:
     ``previous``: an earlier version of the same book (same id and settings) to build from: its
     specs of unchanged entries are reused, only changed and new entries are compiled, and the
     key table and automata follow the change (:mod:`worldbook.core.classic.keytable`) — the
-    same answers as a compile from scratch (issue 13: no turn pays for an edit)."""
+    same answers as a compile from scratch (ADR 0008: no turn pays for an edit)."""
 
     def __init__(self, book: ClassicBook, previous: CompiledBook | None = None) -> None:
         self.book = book

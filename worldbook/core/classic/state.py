@@ -1,4 +1,4 @@
-"""What a chat remembers between classic turns, per book and entry (DESIGN §3, issue 11 item 2).
+"""What a chat remembers between classic turns, per book and entry (DESIGN §3).
 
 Timed effects follow SillyTavern's ``WorldInfoTimedEffects`` (classic.md §2.6): an effect runs
 from ``start`` (the chat length when it was set) to ``end``; it is dropped when the chat did not

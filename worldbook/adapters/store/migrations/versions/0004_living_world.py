@@ -1,4 +1,4 @@
-"""The living world (issue 12 item 2): the write log, entries' living state, entry trash.
+"""The living world (ADR 0006): the write log, entries' living state, entry trash.
 
 - ``lore_writes``: one row per living-world write, unique per book and call (chat, message,
   swipe, call id — hashed into ``call_key``); an append's text is its stored segment.

@@ -1,4 +1,4 @@
-"""Served turns per book per UTC day, for the usage chart of the lore inspector (issue 14).
+"""Served turns per book per UTC day, for the usage chart of the lore inspector (ADR 0015).
 
 ``book_usage_days`` has no foreign key to ``books`` (see ``tables.BookUsageDayRow``): rows are
 written only for books whose ``book_usage`` row exists, and ``purge_book`` deletes them.
