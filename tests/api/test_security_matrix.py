@@ -292,6 +292,7 @@ PUBLIC = {
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
     ("GET", "/ui"),  # the lore inspector's page (static files under /ui/; no data without a key)
+    ("GET", "/v1/limits"),  # the DESIGN §6 limits in force: the same for every caller
 }
 
 
@@ -398,7 +399,9 @@ def _headers(response: Any) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.lower() != "date"}
 
 
-@pytest.mark.parametrize("path", ["/health", "/ready", "/openapi.json", "/docs", "/ui/"])
+@pytest.mark.parametrize(
+    "path", ["/health", "/ready", "/openapi.json", "/docs", "/ui/", "/v1/limits"]
+)
 def test_public_routes_need_no_key(client: TestClient, path: str) -> None:
     assert client.get(path).status_code == 200
 

@@ -23,6 +23,7 @@ from worldbook.api.routes import (
     books,
     chats,
     entries,
+    limits,
     stats,
     system,
     transfer,
@@ -125,5 +126,6 @@ def create_app(
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
     app.include_router(writes.router, prefix=API_PREFIX)  # the living world (ADR 0006)
+    app.include_router(limits.router, prefix=API_PREFIX)  # public: the page reads its limits
     ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app

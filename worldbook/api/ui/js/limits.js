@@ -1,30 +1,26 @@
 // The DESIGN §6 limits, checked as the author types. The server checks them again (it is the
-// authority); these mirror worldbook/core/limits.py so an author sees the problem before
-// saving. Lengths count code points, like Python's len(); for the minimums only, an East
-// Asian wide or full-width character counts as two (same table as the server, see eaw.js).
+// authority) and says what they are: LIMITS is filled from GET /v1/limits (no key needed)
+// before the first view renders, so the page never holds a copy that can drift. Names are
+// the server's (worldbook/core/limit_table.py). Lengths count code points, like Python's
+// len(); for the minimums only, an East Asian wide or full-width character counts as two
+// (same table as the server, see eaw.js).
 
+import { api } from "./api.js";
 import { WIDE_RANGES } from "./eaw.js";
 
-export const LIMITS = {
-  bookTitleMax: 120,
-  bookDescriptionMax: 2000,
-  tagsMax: 20,
-  tagMax: 50,
-  entryTitleMin: 2,
-  entryTitleMax: 100,
-  loreMin: 20,
-  classicLoreMin: 1,
-  loreMax: 20000,
-  aliasesMax: 50,
-  aliasMax: 120,
-  previewMax: 2000,
-  bulkMax: 500,
-  probabilityMax: 100,
-  scanDepthMax: 100,
-  tokenBudgetMin: 100,
-  tokenBudgetMax: 32000,
-  int32: 2 ** 31 - 1,
-};
+export const LIMITS = {};
+
+let loading = null;
+
+/** Read the server's limits into LIMITS, once per page load (again after a failure). */
+export function loadLimits() {
+  if (!loading) {
+    loading = api.get("/v1/limits").then(
+      (answer) => { Object.assign(LIMITS, answer); },
+      (error) => { loading = null; throw error; });
+  }
+  return loading;
+}
 
 function isWide(codePoint) {
   // Binary search over the [start, end] pairs.

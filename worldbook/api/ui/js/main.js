@@ -4,6 +4,7 @@
 
 import { session } from "./api.js";
 import { fill, h, toast } from "./dom.js";
+import { loadLimits } from "./limits.js";
 import { renderSignIn } from "./views/signin.js";
 import { renderBooks, renderLibrary, renderTrash } from "./views/books.js";
 import { renderImport } from "./views/import.js";
@@ -54,6 +55,7 @@ async function route() {
   const main = document.getElementById("view");
   fill(main, h("p", { class: "loading" }, "Loading…"));
   try {
+    await loadLimits(); // every form checks against the server's limits
     const view = h("div", { class: "view" });
     const done = await render(view, hash.match(pattern).slice(1));
     if (mine !== generation) {

@@ -44,8 +44,8 @@ async function newBookForm() {
     h("h2", { id: "new-book" }, "New book"),
     h("div", { class: "row" },
       form.add({
-        name: "title", label: "Title", max: LIMITS.bookTitleMax,
-        check: (v) => checkText(v, { max: LIMITS.bookTitleMax, required: true, label: "Title" }),
+        name: "title", label: "Title", max: LIMITS.book_title_max,
+        check: (v) => checkText(v, { max: LIMITS.book_title_max, required: true, label: "Title" }),
       }),
       form.add({ name: "mode", label: "Mode", kind: "select", value: "world",
         options: caps.modes.map((m) => [m, m]) }),

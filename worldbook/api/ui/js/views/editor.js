@@ -19,7 +19,8 @@ const BLANK = {
 const LOGIC = [[0, "AND ANY: a primary and any secondary key"], [1, "NOT ALL: not all secondary keys"],
   [2, "NOT ANY: no secondary key"], [3, "AND ALL: a primary and every secondary key"]];
 const TRI = [["", "book default"], ["true", "yes"], ["false", "no"]];
-const INT32 = { min: -LIMITS.int32, max: LIMITS.int32 };
+// Read when a form is built: LIMITS is filled from the server before any view renders.
+const int32 = () => ({ min: -LIMITS.int32_max, max: LIMITS.int32_max });
 
 // How each field travels between its control and the API's JSON.
 const LIST_FIELDS = ["aliases", "keys", "secondary_keys", "decorators"];
@@ -54,22 +55,22 @@ function checkJsonObject(raw) {
 
 function commonFields(form, entry, mode) {
   // Classic books hold short keyword snippets: the server accepts 1 character of lore there.
-  const loreMin = mode === "classic" ? LIMITS.classicLoreMin : LIMITS.loreMin;
+  const loreMin = mode === "classic" ? LIMITS.classic_lore_min : LIMITS.lore_min;
   return [
-    form.add({ name: "title", label: "Title", value: entry.title, max: LIMITS.entryTitleMax,
+    form.add({ name: "title", label: "Title", value: entry.title, max: LIMITS.entry_title_max,
       hint: "A short noun phrase; also matched literally in messages.",
-      check: (v) => checkText(v, { min: LIMITS.entryTitleMin, max: LIMITS.entryTitleMax, required: true, label: "Title" }) }),
-    form.add({ name: "lore", label: "Lore", kind: "textarea", rows: 10, value: entry.lore, max: LIMITS.loreMax,
-      check: (v) => checkText(v, { min: loreMin, max: LIMITS.loreMax, required: true, label: "Lore" }) }),
+      check: (v) => checkText(v, { min: LIMITS.entry_title_min, max: LIMITS.entry_title_max, required: true, label: "Title" }) }),
+    form.add({ name: "lore", label: "Lore", kind: "textarea", rows: 10, value: entry.lore, max: LIMITS.lore_max,
+      check: (v) => checkText(v, { min: loreMin, max: LIMITS.lore_max, required: true, label: "Lore" }) }),
     form.add({ name: "aliases", label: "Aliases (one per line)", kind: "textarea", rows: 3,
       value: toControl("aliases", entry.aliases),
-      hint: `Other names for it, matched like the title (at most ${LIMITS.aliasesMax}, each ≤ ${LIMITS.aliasMax} characters).`,
-      check: (v) => checkList(lines(v), { maxItems: LIMITS.aliasesMax, maxLength: LIMITS.aliasMax, label: "Aliases" }) }),
+      hint: `Other names for it, matched like the title (at most ${LIMITS.aliases_max}, each ≤ ${LIMITS.alias_max} characters).`,
+      check: (v) => checkList(lines(v), { maxItems: LIMITS.aliases_max, maxLength: LIMITS.alias_max, label: "Aliases" }) }),
     h("div", { class: "row" },
       form.add({ name: "canon", label: "Canon (always in context)", kind: "checkbox", value: entry.canon }),
       form.add({ name: "enabled", label: "Enabled", kind: "checkbox", value: entry.enabled })),
     form.add({ name: "comment", label: "Comment (never sent to the model)", kind: "textarea", rows: 2,
-      value: entry.comment, check: (v) => checkText(v, { max: LIMITS.loreMax, label: "Comment" }) }),
+      value: entry.comment, check: (v) => checkText(v, { max: LIMITS.lore_max, label: "Comment" }) }),
   ];
 }
 
@@ -86,14 +87,14 @@ function classicFields(form, entry) {
       form.add({ name: "constant", label: "Constant (always, no key needed)", kind: "checkbox", value: entry.constant })),
     form.add({ name: "selective_logic", label: "Selective logic", kind: "select", value: entry.selective_logic, options: LOGIC }),
     h("div", { class: "row" },
-      int("order", "Order (higher goes earlier)", INT32),
-      int("priority", "Priority (higher survives the budget)", INT32),
-      int("probability", "Probability %", { min: 0, max: LIMITS.probabilityMax })),
+      int("order", "Order (higher goes earlier)", int32()),
+      int("priority", "Priority (higher survives the budget)", int32()),
+      int("probability", "Probability %", { min: 0, max: LIMITS.probability_max })),
     h("div", { class: "row" },
       form.add({ name: "role", label: "Role", kind: "select", value: entry.role, options: ["system", "user", "assistant"].map((r) => [r, r]) }),
       form.add({ name: "whole_words", label: "Whole words", kind: "select", value: toControl("whole_words", entry.whole_words), options: TRI }),
       form.add({ name: "case_sensitive", label: "Case-sensitive", kind: "select", value: toControl("case_sensitive", entry.case_sensitive), options: TRI }),
-      int("scan_depth", "Scan depth (blank: book's)", { min: 0, max: LIMITS.scanDepthMax }, true)),
+      int("scan_depth", "Scan depth (blank: book's)", { min: 0, max: LIMITS.scan_depth_max }, true)),
     form.add({ name: "decorators", label: "Decorators (one per line, e.g. @@depth 4)", kind: "textarea", rows: 2, value: toControl("decorators", entry.decorators) }));
 }
 

@@ -109,10 +109,10 @@ export async function renderEntries(view, { book }) {
       action[0].toUpperCase() + action.slice(1)));
   const refreshBulk = () => {
     const n = selected().length;
-    count.textContent = n > LIMITS.bulkMax
-      ? `${num(n)} selected: at most ${num(LIMITS.bulkMax)} at once`
+    count.textContent = n > LIMITS.bulk_action_max
+      ? `${num(n)} selected: at most ${num(LIMITS.bulk_action_max)} at once`
       : `${num(n)} selected`;
-    for (const button of bulkButtons) button.disabled = !editable || n === 0 || n > LIMITS.bulkMax;
+    for (const button of bulkButtons) button.disabled = !editable || n === 0 || n > LIMITS.bulk_action_max;
   };
   list.addEventListener("change", (event) => { if (event.target.matches("input.select")) refreshBulk(); });
   all.addEventListener("change", () => {

@@ -42,7 +42,7 @@ function checkSample(kind) {
   return (value) => {
     const n = kind === "chat" ? chatLength(value) : length(value);
     if (!value.trim()) return "Type a message to preview.";
-    if (n > LIMITS.previewMax) return `A preview takes at most ${num(LIMITS.previewMax)} characters (${num(n)} now).`;
+    if (n > LIMITS.preview_message_max) return `A preview takes at most ${num(LIMITS.preview_message_max)} characters (${num(n)} now).`;
     if (kind === "chat") {
       try {
         if (!parseChat(value).some((m) => m.role === "user")) return "The chat needs at least one user message.";
@@ -64,7 +64,7 @@ export async function renderPreview(view, { book }) {
   const kind = h("select", { id: "sample-kind", "aria-label": "Sample kind" },
     h("option", { value: "message" }, "One message"), h("option", { value: "chat" }, "A short chat"));
   kind.value = saved.kind || "message";
-  const message = form.add({ name: "message", label: "Message", kind: "textarea", rows: 3, max: LIMITS.previewMax,
+  const message = form.add({ name: "message", label: "Message", kind: "textarea", rows: 3, max: LIMITS.preview_message_max,
     value: saved.message || "", check: checkSample("message"),
     placeholder: "What would the model see for this message?" });
   const chat = form.add({ name: "messages", label: "Chat (one “role: text” per line)", kind: "textarea", rows: 6,

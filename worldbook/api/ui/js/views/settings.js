@@ -53,12 +53,12 @@ function trashSection(book) {
 function settingsFields(form, book, caps) {
   const s = book.settings || {};
   return [
-    form.add({ name: "title", label: "Title", value: book.title, max: LIMITS.bookTitleMax,
-      check: (v) => checkText(v, { max: LIMITS.bookTitleMax, required: true, label: "Title" }) }),
+    form.add({ name: "title", label: "Title", value: book.title, max: LIMITS.book_title_max,
+      check: (v) => checkText(v, { max: LIMITS.book_title_max, required: true, label: "Title" }) }),
     form.add({ name: "description", label: "Description", kind: "textarea", rows: 3, value: book.description,
-      max: LIMITS.bookDescriptionMax, check: (v) => checkText(v, { max: LIMITS.bookDescriptionMax, label: "Description" }) }),
+      max: LIMITS.book_description_max, check: (v) => checkText(v, { max: LIMITS.book_description_max, label: "Description" }) }),
     form.add({ name: "tags", label: "Tags (comma-separated)", value: book.tags.join(", "),
-      check: (v) => checkList(commaList(v), { maxItems: LIMITS.tagsMax, maxLength: LIMITS.tagMax, label: "Tags" }) }),
+      check: (v) => checkList(commaList(v), { maxItems: LIMITS.tags_max, maxLength: LIMITS.tag_max, label: "Tags" }) }),
     h("div", { class: "row" },
       form.add({ name: "visibility", label: "Visibility", kind: "select", value: book.visibility,
         options: caps.visibilities.map((v) => [v, v]), hint: "Public needs at least 10 entries." }),
@@ -70,9 +70,9 @@ function settingsFields(form, book, caps) {
       h("legend", {}, "Classic book settings"),
       h("div", { class: "row" },
         form.add({ name: "settings.scan_depth", label: "Scan depth (messages)", kind: "number", value: s.scan_depth ?? "",
-          check: (v) => checkInt(v, { min: 0, max: LIMITS.scanDepthMax, label: "Scan depth", optional: true }) }),
+          check: (v) => checkInt(v, { min: 0, max: LIMITS.scan_depth_max, label: "Scan depth", optional: true }) }),
         form.add({ name: "settings.token_budget", label: "Token budget", kind: "number", value: s.token_budget ?? "",
-          check: (v) => checkInt(v, { min: LIMITS.tokenBudgetMin, max: LIMITS.tokenBudgetMax, label: "Token budget", optional: true }) }),
+          check: (v) => checkInt(v, { min: LIMITS.token_budget_min, max: LIMITS.token_budget_max, label: "Token budget", optional: true }) }),
         form.add({ name: "settings.recursive", label: "Recursive scanning", kind: "checkbox", value: Boolean(s.recursive) }))),
   ];
 }
