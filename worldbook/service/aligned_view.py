@@ -88,17 +88,19 @@ def fused_search(
     book_ids: Sequence[str],
     k: int,
     blind: Callable[[str], frozenset[str]] = lambda _book: frozenset(),
+    pool: int | None = None,
 ) -> list[SemanticHit]:
     """The ``k`` nearest entries of ``book_ids`` for the messages ``texts`` (the recent ones,
     oldest first): the primary view's search ``primary(texts, book_ids, k)`` alone without an
     aligned view, for a weight of 0 or a conversation in a language the aligned model does
     not read; else both views fused.
-    ``blind(book_id)``: the book's entries the aligned model cannot read."""
+    ``blind(book_id)``: the book's entries the aligned model cannot read; ``pool``: how many
+    candidates each view returns (default ``k * WIDEN``; the fused scores depend on it)."""
     if aligned is None or aligned.weight == 0 or not texts:
         return primary(texts, book_ids, k)
     if query_language(texts) not in aligned.covered:
         return primary(texts, book_ids, k)
-    wide = k * WIDEN
+    wide = max(k, pool or k * WIDEN)
     first = primary(texts, book_ids, wide)
     try:
         vectors = aligned.queries.embed(list(texts))

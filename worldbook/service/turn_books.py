@@ -173,7 +173,10 @@ def linked_search(
     messages name entries other entries' lore names; without such links, the fused search."""
 
     def search(texts: Sequence[str], wide: int) -> list[SemanticHit]:
-        return fused_search(primary, services.aligned, texts, book_ids, wide, blind)
+        # The views' candidate pool is the plain search's whatever ``wide``: the fused scores
+        # depend on it, and the links must re-rank the scores the plain search would give.
+        pool = k * WIDEN
+        return fused_search(primary, services.aligned, texts, book_ids, wide, blind, pool)
 
     weight = services.settings.referent_link_weight
     links = {}
