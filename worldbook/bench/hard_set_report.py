@@ -73,11 +73,14 @@ def _mechanisms(result: dict[str, Any]) -> list[str]:
     head = ["worldbook variant"]
     for name in sets:
         head += [f"{name}: full", "full or index", "confusers in full", "index/turn"]
+    title = "### Before and after issue 16"
+    if any(n.endswith(BASELINE) for n in names):
+        title = "### The views side by side (ADR 0016; *before* is the baseline, e5 alone)"
+    elif len(names) > 2:
+        title = "### What each mechanism buys (each one taken out of the defaults in turn)"
     lines = [
         "",
-        "### What each mechanism buys (each one taken out of the defaults in turn)"
-        if len(names) > 2
-        else "### Before and after issue 16",
+        title,
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
