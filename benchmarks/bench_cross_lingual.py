@@ -35,10 +35,15 @@ from worldbook.bench.lareqa import LAREQA_LANGUAGES, TOP_K, Ranking, evaluate, l
 from worldbook.bench.xquad import BOOKS, NOT_FOUND, XquadData, load_xquad, metrics
 from worldbook.bench.xquad import paragraph_index as xquad_index
 from worldbook.core.fusion import fuse, ranked
-from worldbook.core.language_id import detect_language
 from worldbook.core.types import SemanticHit
 from worldbook.ports import Embedder, Vectors
-from worldbook.service.aligned_view import USE_LANGUAGES, WIDEN, AlignedView, fused_search
+from worldbook.service.aligned_view import (
+    USE_LANGUAGES,
+    WIDEN,
+    AlignedView,
+    fused_search,
+    text_language,
+)
 from worldbook.settings import WorldbookSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,12 +83,12 @@ def lareqa(
     folder: Path, e5: Embedder, use: Embedder, correction: LanguageCorrection, weight: float
 ) -> dict[str, Any]:
     pool = load_pool(folder)
-    languages = [detect_language(s) for s in pool.sentences]
+    languages = [text_language(s) for s in pool.sentences]
     pe = correction.rows(e5.embed_passages(pool.sentences), languages)
     qe = correction.queries(e5.embed_queries(pool.questions))
     pu, qu = use.embed_passages(pool.sentences), use.embed_queries(pool.questions)
     blind_rows = np.array([lang not in USE_LANGUAGES for lang in languages])
-    blind_q = np.array([detect_language(q) not in USE_LANGUAGES for q in pool.questions])
+    blind_q = np.array([text_language(q) not in USE_LANGUAGES for q in pool.questions])
     out = {
         "e5 (engine)": evaluate(pool, rank_pool(qe, lambda qv, _r: qv @ pe.T)),
         "use": evaluate(pool, rank_pool(qu, lambda qv, _r: qv @ pu.T)),

@@ -48,3 +48,12 @@ def test_weight_zero_is_the_primary_exactly_and_negative_weight_is_refused() -> 
 
 def test_ranked_keeps_the_mapping_order_on_ties() -> None:
     assert ranked({"x": 0.5, "y": 0.5, "z": 0.9}, 2) == [("z", 0.9), ("x", 0.5)]
+
+
+def test_the_aligned_view_tells_romanian_apart_and_keeps_the_engines_guess_otherwise() -> None:
+    from worldbook.service.aligned_view import USE_LANGUAGES, query_language, text_language
+
+    assert text_language("Țara Românească și Moldova erau state vecine.") == "ro"
+    assert text_language("Le roi est mort, vive le roi.") == "fr"
+    assert query_language(["Ποιος κρατά το φάρο;"]) not in USE_LANGUAGES
+    assert query_language(["Who keeps the lighthouse?"]) in USE_LANGUAGES

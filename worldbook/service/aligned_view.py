@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -23,16 +24,21 @@ from worldbook.core.types import LoreBook, SemanticHit
 from worldbook.errors import ServiceUnavailable
 from worldbook.ports import Embedder, VectorIndex
 from worldbook.runtime.lru import LRU
-from worldbook.service.entry_languages import entry_language
+from worldbook.service.entry_languages import HEAD_CHARS
 from worldbook.service.query_embeddings import QueryEmbeddings
 
 logger = logging.getLogger(__name__)
+
+ROMANIAN_MARKS = re.compile("[șțşţ]")
+"""Letters of Romanian (s and t with comma or cedilla below) no language USE reads has: the
+engine's detector does not tell Romanian apart, and USE was not trained on it."""
 
 USE_LANGUAGES = frozenset(
     ("ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh")
 )
 """The languages USE multilingual v3 was trained on (its 16, Chinese counted once). Among the
-languages :func:`detect_language` tells apart it lacks Greek, Hindi and Vietnamese."""
+languages :func:`detect_language` tells apart it lacks Greek, Hindi and Vietnamese; Romanian is
+recognised by :data:`ROMANIAN_MARKS`."""
 
 WIDEN = 3
 """Each view returns this many times the turn's candidates, so an entry one view ranks just
@@ -69,16 +75,25 @@ class AlignedView:
             key = f"{LANGUAGE_ID_VERSION}:{hashlib.sha1(text.encode()).hexdigest()}"
             language = self._languages.get(key)
             if language is None:
-                language = entry_language(entry.title, entry.lore)
+                language = text_language(f"{entry.title}\n{entry.lore}"[:HEAD_CHARS])
                 self._languages.put(key, language)
             if language not in self.covered:
                 out.append(entry.id)
         return frozenset(out)
 
 
+def text_language(text: str) -> str:
+    """The language of a text as the aligned view needs it: the engine's guess, but Romanian
+    (which the guess would file under a language USE reads) told apart by its letters."""
+    letters = sum(map(str.isalpha, text))
+    if len(ROMANIAN_MARKS.findall(text.casefold())) > 0.005 * max(1, letters):
+        return "ro"
+    return detect_language(text)
+
+
 def query_language(texts: Sequence[str]) -> str:
     """The conversation's language, guessed from its recent messages together."""
-    return detect_language("\n".join(texts)[-2000:])
+    return text_language("\n".join(texts)[-2000:])
 
 
 def fused_search(
