@@ -57,3 +57,11 @@ def test_the_aligned_view_tells_romanian_apart_and_keeps_the_engines_guess_other
     assert text_language("Le roi est mort, vive le roi.") == "fr"
     assert query_language(["Ποιος κρατά το φάρο;"]) not in USE_LANGUAGES
     assert query_language(["Who keeps the lighthouse?"]) in USE_LANGUAGES
+
+
+def test_turkish_is_not_taken_for_romanian() -> None:
+    from worldbook.core.language_id import detect_language
+    from worldbook.service.aligned_view import text_language
+
+    turkish = "Şehrin en eski çarşısı nerede, kim işletiyor?"  # ş: s with a cedilla
+    assert text_language(turkish) == detect_language(turkish) != "ro"

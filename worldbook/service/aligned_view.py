@@ -29,9 +29,10 @@ from worldbook.service.query_embeddings import QueryEmbeddings
 
 logger = logging.getLogger(__name__)
 
-ROMANIAN_MARKS = re.compile("[șțşţ]")
-"""Letters of Romanian (s and t with comma or cedilla below) no language USE reads has: the
-engine's detector does not tell Romanian apart, and USE was not trained on it."""
+ROMANIAN_MARKS = re.compile("[șțţ]")
+"""Letters of Romanian no language USE reads has (s and t with a comma below, t with a
+cedilla; not s with a cedilla, which is Turkish too): the engine's detector does not tell
+Romanian apart, and USE was not trained on it."""
 
 USE_LANGUAGES = frozenset(
     ("ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh")
