@@ -115,7 +115,8 @@ def aligned_spec(spec: str, primary: str) -> str | None:
     if spec.lower() in ("", "none"):
         return None
     if spec.lower() != "auto":
-        return spec
+        # The same model twice would store both views under one model id.
+        return None if spec == primary.strip() else spec
     if primary.strip() in ("fake", ALIGNED_AUTO):
         return None
     import importlib.util
