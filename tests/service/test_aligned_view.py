@@ -142,3 +142,12 @@ def test_a_follow_up_lifts_the_entry_whose_lore_names_the_referent() -> None:
     assert "Ilse Vane" not in _injected(before)
     assert "Ilse Vane" in _injected(after)
     assert _semantic_rank(after, "Ilse Vane") <= _semantic_rank(before, "Ilse Vane")
+
+
+def test_ready_reports_the_aligned_model() -> None:
+    from worldbook.api.routes.system import readiness
+
+    assert "aligned_embedder" not in readiness(_services(aligned=False))[1]
+    ok, report = readiness(_services(aligned=True))
+    assert ok
+    assert report["aligned_embedder"] == {"up": True, "model_id": "fake-aligned", "loaded": True}
