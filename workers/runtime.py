@@ -28,9 +28,10 @@ class Indexer:
     embedder: Embedder
     batch_size: int = 32
     on_indexed: Callable[[set[str]], None] | None = None
+    aligned: Embedder | None = None  # the aligned view's embedder (ADR 0016)
 
     def run(self, entry_ids: Sequence[str] | None, *, book_id: str | None = None) -> IndexReport:
-        return indexing.index_entries(
+        report = indexing.index_entries(
             entry_ids,
             store=self.store,
             embedder=self.embedder,
@@ -38,6 +39,16 @@ class Indexer:
             book_id=book_id,
             on_indexed=self.on_indexed,
         )
+        if self.aligned is not None:
+            report.aligned = indexing.index_aligned(
+                entry_ids,
+                store=self.store,
+                embedder=self.aligned,
+                batch_size=self.batch_size,
+                book_id=book_id,
+                on_indexed=self.on_indexed,
+            )
+        return report
 
 
 def embed_threads(settings: WorldbookSettings, processes: int = 1) -> int:
@@ -58,6 +69,7 @@ def embed_threads(settings: WorldbookSettings, processes: int = 1) -> int:
 def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer:
     """Open the configured store and load the configured embedder."""
     from worldbook.adapters.embedders import load_embedder
+    from worldbook.adapters.embedders.registry import aligned_spec
     from worldbook.adapters.store import open_store
 
     store = open_store(settings.resolved_database_url())
@@ -67,4 +79,9 @@ def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer
         device=settings.embed_device,
         e5_engine=settings.e5_engine,
     )
-    return Indexer(store=store, embedder=embedder, batch_size=settings.index_batch_size)
+    spec = aligned_spec(settings.aligned_embedder, settings.embedder)
+    threads = embed_threads(settings, processes)
+    aligned = load_embedder(spec, threads=threads) if spec is not None else None
+    return Indexer(
+        store=store, embedder=embedder, batch_size=settings.index_batch_size, aligned=aligned
+    )

@@ -89,6 +89,9 @@ def register_tasks(
         # Every worker may run beat: the first to take the lock sweeps for this interval.
         if not queues[0].claim("sweep", ttl_s=max(1, sweep_interval_s - 1)):
             return 0
-        return indexing.sweep(
+        queued = indexing.sweep(
             ind.store, queues[0], ind.embedder.model_id, stuck_after_s=stuck_after_s
         )
+        if ind.aligned is not None:  # entries the aligned view lacks (ADR 0016)
+            queued += indexing.sweep(ind.store, queues[0], ind.aligned.model_id)
+        return queued

@@ -255,6 +255,26 @@ class WorldbookSettings(BaseSettings):
         description="Where a full `bench load` also writes load.json, if that folder exists.",
     )
 
+    # --- cross-lingual views and referents (docs/adr/0016) --------------------------------
+    aligned_embedder: str = Field(
+        default="auto",
+        description="The cross-lingually aligned second view: auto (use-m3 when its package is "
+        "installed and the embedder is a real model other than it), none, or an embedder spec.",
+    )
+    aligned_weight: float = Field(
+        default=1.0, ge=0, le=10, description="Weight of the aligned view in the fused search."
+    )
+    referent_link_weight: float = Field(
+        default=2.0,
+        ge=0,
+        le=10,
+        description="Boost of entries whose lore names what the recent messages named "
+        "(follow-ups); 0 turns it off.",
+    )
+    referent_fade: float = Field(
+        default=0.85, gt=0, le=1, description="A referent's weight per message further back."
+    )
+
     @field_validator("llm_url", "llm_model")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:

@@ -172,12 +172,13 @@ def worldbook_run(
     profile: ModelProfile,
     rows: RowTransform | None = None,
     overrides: Mapping[str, Any] | None = None,
+    aligned: Embedder | None = None,
 ) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
     """Every turn through ``select_turn`` on the freshly imported, indexed world (with the
-    settings ``overrides`` of a variant)."""
+    settings ``overrides`` of a variant and, given ``aligned``, the aligned view)."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
         local = settings.model_copy(update=dict(overrides or {}))
-        parts = _components(local, embedder, Path(tmp))
+        parts = _components(local, embedder, Path(tmp), aligned)
         if rows is not None:
             parts.services.vector_index = _transformed_index(parts.services, rows)
         try:
@@ -251,6 +252,8 @@ def score(outcomes: dict[str, Outcome], turns: Sequence[HardTurn]) -> dict[str, 
             "gold_full": round(g["full"] / max(1, g["gold"]), 4),
             "gold_full_or_index": round(g["shown"] / max(1, g["gold"]), 4),
             "avoid_full": round(g["avoid_full"] / max(1, g["avoid"]), 4),
+            "avoid": int(g["avoid"]),
+            "avoid_full_n": int(g["avoid_full"]),
             "index_lines_per_turn": round(g["index_lines"] / max(1, g["turns"]), 2),
             "tokens_per_turn": round(g["tokens"] / max(1, g["turns"]), 1),
         }
@@ -320,6 +323,7 @@ def run_hard_set(
     step: Callable[[str], None] = lambda _: None,
     row_transforms: dict[str, RowTransform] | None = None,
     variants: Sequence[Variant] = (("", {}),),
+    aligned: Embedder | None = None,
 ) -> dict[str, Any]:
     """Every method on every turn of each set; a dict ready for ``results.json``.
 
@@ -344,7 +348,7 @@ def run_hard_set(
             step(f"hard set {hard.name}: {method}")
             rows = (row_transforms or {}).get(method)
             outcomes, details, book = worldbook_run(
-                settings, embedder, hard, profile, rows, overrides
+                settings, embedder, hard, profile, rows, overrides, aligned
             )
             methods[method] = score(outcomes, hard.turns)
             diagnostics[method] = diagnose(hard, outcomes, details)

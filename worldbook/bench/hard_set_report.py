@@ -7,16 +7,24 @@ from typing import Any
 from worldbook.bench.hard_set import KIND_LABELS
 
 BEFORE = "before issue 16"
+BASELINE = "baseline (e5 only)"
 
 
 def _pct(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
+def _confusers(row: dict[str, Any]) -> str:
+    """Confusers in full as a count ("3 of 19"), the share where older results lack it."""
+    if "avoid_full_n" not in row:
+        return _pct(row["avoid_full"])
+    return f"{row['avoid_full_n']} of {row['avoid']}"
+
+
 def _roles(methods: dict[str, Any]) -> tuple[str, str | None, list[str]]:
     """The default worldbook method (the first), the one on the earlier settings, the peers."""
     ours = [m for m in methods if m.startswith("worldbook:")]
-    before = next((m for m in ours if m.endswith(BEFORE)), None)
+    before = next((m for m in ours if m.endswith((BEFORE, BASELINE))), None)
     peers = [m for m in methods if not m.startswith("worldbook:")]
     return ours[0], before, peers
 
@@ -27,9 +35,9 @@ def _table(
     """One row per kind or language: worldbook's shares now and before the hard sets were
     measured, then each peer's gold in full."""
     default, before, peers = _roles(methods)
-    head = [label, "turns", "gold", "full", "full or index", "avoid full", "index/turn"]
+    head = [label, "turns", "gold", "full", "full or index", "confusers in full", "index/turn"]
     if before:
-        head += ["before: full", "before: full or index", "before: avoid full"]
+        head += ["before: full", "before: full or index", "before: confusers in full"]
     head += [f"{m} full" for m in peers]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
@@ -45,12 +53,12 @@ def _table(
             str(wb["gold"]),
             _pct(wb["gold_full"]),
             _pct(wb["gold_full_or_index"]),
-            _pct(wb["avoid_full"]),
+            _confusers(wb),
             f"{wb['index_lines_per_turn']:.1f}",
         ]
         if before:
             old = cell(before, key)
-            cells += [_pct(old[k]) for k in ("gold_full", "gold_full_or_index", "avoid_full")]
+            cells += [_pct(old["gold_full"]), _pct(old["gold_full_or_index"]), _confusers(old)]
         cells += [_pct(cell(m, key)["gold_full"]) for m in peers]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -64,12 +72,15 @@ def _mechanisms(result: dict[str, Any]) -> list[str]:
         return []
     head = ["worldbook variant"]
     for name in sets:
-        head += [f"{name}: full", "full or index", "avoid full", "index/turn"]
+        head += [f"{name}: full", "full or index", "confusers in full", "index/turn"]
+    title = "### Before and after issue 16"
+    if any(n.endswith(BASELINE) for n in names):
+        title = "### The views side by side (ADR 0016; *before* is the baseline, e5 alone)"
+    elif len(names) > 2:
+        title = "### What each mechanism buys (each one taken out of the defaults in turn)"
     lines = [
         "",
-        "### What each mechanism buys (each one taken out of the defaults in turn)"
-        if len(names) > 2
-        else "### Before and after issue 16",
+        title,
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -78,7 +89,7 @@ def _mechanisms(result: dict[str, Any]) -> list[str]:
         cells = [method]
         for s in sets.values():
             m = s["methods"][method]
-            cells += [_pct(m["gold_full"]), _pct(m["gold_full_or_index"]), _pct(m["avoid_full"])]
+            cells += [_pct(m["gold_full"]), _pct(m["gold_full_or_index"]), _confusers(m)]
             cells.append(f"{m['index_lines_per_turn']:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -72,10 +72,15 @@ def load_turns(path: Path) -> list[LabelledTurn]:
     return [LabelledTurn(book=t["book"], **turn_fields(t)) for t in doc["turns"]]
 
 
-def _components(settings: WorldbookSettings, embedder: Embedder, workdir: Path) -> Components:
+def _components(
+    settings: WorldbookSettings,
+    embedder: Embedder,
+    workdir: Path,
+    aligned: Embedder | None = None,
+) -> Components:
     local = settings.model_copy(update={"data_dir": workdir, "broker_url": None})
     store = open_store(f"sqlite:///{workdir / 'quality.db'}")
-    return Components(local, store=store, embedder=embedder, start_queue=False)
+    return Components(local, store=store, embedder=embedder, start_queue=False, aligned=aligned)
 
 
 def _import_all(

@@ -37,12 +37,21 @@ def index_command(
     with open_services() as services:
         store, model_id = services.vectors, services.model_id
         broker = bool(services.settings.broker_url)
+        aligned = services.aligned.model_id if services.aligned is not None else None
         if rebuild_all:
+            if aligned is not None:  # the aligned view is rebuilt with the primary (ADR 0016)
+                store.delete_vectors(model_id=aligned, book_id=book)
             rebuild(store, model_id, book_id=book, queue=services.queue if broker else None)
         pending = [r.entry_id for r in store.entries_to_index(model_id, book_id=book)]
-        summary: dict[str, object] = {"model_id": model_id, "pending": len(pending)}
+        summary: dict[str, object] = {
+            "model_id": model_id,
+            "model_ids": [model_id, *([aligned] if aligned else [])],
+            "pending": len(pending),
+        }
         if broker:
             summary["queued"] = sweep(store, services.queue, model_id, book_id=book)
+            if aligned is not None:
+                sweep(store, services.queue, aligned, book_id=book)
             if wait and not sweep_only:
                 summary.update(_wait_for_workers(services.store, model_id, book, len(pending)))
         elif not sweep_only:

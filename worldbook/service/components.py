@@ -13,13 +13,15 @@ import sys
 import threading
 
 from worldbook.adapters.embedders.batching import BatchingEmbedder
-from worldbook.adapters.embedders.registry import load_embedder
+from worldbook.adapters.embedders.registry import aligned_spec, load_embedder
 from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.queues import CeleryIndexQueue, InProcessIndexQueue
 from worldbook.adapters.store import open_store
 from worldbook.adapters.tokenizers.registry import TokenizerRegistry
+from worldbook.core.query import Method, QueryCombination
 from worldbook.errors import WorldbookError
 from worldbook.ports import Embedder, IndexQueue, Store
+from worldbook.service.aligned_view import AlignedView
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
 from worldbook.service.services import Services
@@ -40,6 +42,8 @@ class Components:
         embedder: an embedder instance (tests); default: the one ``settings.embedder`` names.
         start_queue: start the in-process indexer thread when no broker is configured.
         trusted: the caller is the operator (CLI): requests may name tokenizer files by path.
+        aligned: the aligned view's embedder (tests, benchmarks); default: the one
+            ``settings.aligned_embedder`` names — none when the caller hands ``embedder``.
     """
 
     def __init__(
@@ -50,6 +54,7 @@ class Components:
         embedder: Embedder | None = None,
         start_queue: bool = True,
         trusted: bool = False,
+        aligned: Embedder | None = None,
     ) -> None:
         self.settings = settings
         # A process-wide knob, set here because this is every entry point's composition root:
@@ -70,6 +75,8 @@ class Components:
             batch_max=settings.embed_batch_max,
             batch_wait_ms=settings.embed_batch_wait_ms,
         )
+        if aligned is None and self._own_embedder:
+            aligned = _aligned_embedder(settings)
         queue = self._make_queue()
         self.services = Services(
             settings,
@@ -85,6 +92,7 @@ class Components:
             ),
             # Turns' usage is written by a background thread, off the turn path.
             usage=UsageRecorder(store.add_usage_counts),
+            aligned=_aligned_view(settings, store, aligned),
         )
         # The embedded server indexes in this process: it also sweeps, at start (entries left
         # queued at the last shutdown) and then periodically. Celery workers sweep from beat.
@@ -96,12 +104,15 @@ class Components:
 
     def _sweep(self) -> int:
         services = self.services
-        return sweep(
+        queued = sweep(
             services.store,
             services.queue,
             services.model_id,
             stuck_after_s=self.settings.indexing_stuck_s,
         )
+        if services.aligned is not None:  # entries the aligned view lacks (ADR 0016)
+            queued += sweep(services.store, services.queue, services.aligned.model_id)
+        return queued
 
     def _make_queue(self) -> IndexQueue:
         if self.settings.broker_url:
@@ -118,9 +129,13 @@ class Components:
         lock)."""
         embedder = self.services.embedder
 
+        aligned = self.services.aligned
+
         def load() -> None:
             try:
                 embedder.embed_queries(["warm-up"])
+                if aligned is not None:
+                    aligned.embedder.embed_queries(["warm-up"])
             except WorldbookError as exc:  # the first real turn reports it to its caller
                 logger.warning("embedding model not loaded at start: %s", exc)
 
@@ -153,3 +168,27 @@ def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> F
         # while the new one is made off the turn path (ADR 0008).
         background=True,
     )
+
+
+def _aligned_embedder(settings: WorldbookSettings) -> Embedder | None:
+    spec = aligned_spec(settings.aligned_embedder, settings.embedder)
+    if spec is None:
+        return None
+    return load_embedder(spec, threads=settings.embed_threads, device=settings.embed_device)
+
+
+def _aligned_view(
+    settings: WorldbookSettings, store: Store, embedder: Embedder | None
+) -> AlignedView | None:
+    """The aligned second view (ADR 0016): its own vector index over its model's stored
+    vectors, raw (the language correction is fitted to the primary model)."""
+    if embedder is None:
+        return None
+    model_id = embedder.model_id
+    index = FaissIndex(
+        lambda book_id: store.load_book_vectors(book_id, model_id),
+        max_books=settings.index_cache_books,
+        combination=QueryCombination(Method.CENTRED_RECENCY_MAX, settings.query_recency_decay),
+        background=True,
+    )
+    return AlignedView(embedder, index, weight=settings.aligned_weight)

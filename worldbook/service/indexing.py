@@ -41,6 +41,7 @@ class IndexReport:
     failed: dict[str, str] = field(default_factory=dict)
     texts_embedded: int = 0
     model_calls: int = 0
+    aligned: IndexReport | None = None  # the aligned view's pass (ADR 0016), if any
 
     def merge(self, other: IndexReport) -> None:
         self.indexed.extend(other.indexed)
@@ -67,13 +68,16 @@ def index_entries(
     book_id: str | None = None,
     on_indexed: Callable[[set[str]], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    statuses: bool = True,
 ) -> IndexReport:
     """Embed and store vectors for the given entries (``None`` = everything not yet indexed).
 
     Entries already indexed for their current text and this model are skipped, so the call is
     idempotent. At most ``batch_size`` texts go to the model per call. ``on_indexed`` receives
     the ids of the books whose entries just got vectors (to invalidate cached vector indexes);
-    ``on_progress`` the number of entries finished after each batch.
+    ``on_progress`` the number of entries finished after each batch. With ``statuses``
+    False (the aligned view's pass) entries' index statuses are left as they are, but for
+    ``indexed`` which saving vectors sets.
 
     Raises:
         ServiceUnavailable: the store or the model is down; statuses go back to ``queued`` so
@@ -84,22 +88,26 @@ def index_entries(
     ids = None if entry_ids is None else list(dict.fromkeys(entry_ids))
     if ids is not None and not ids:
         return IndexReport()
-    max_units = max(MIN_PASSAGE_UNITS, embedder.max_passage_chars)
-    rows = store.entries_to_index(embedder.model_id, book_id=book_id, entry_ids=ids)
-    work = [
-        _Work(r.entry_id, r.book_id, r.content_hash, tuple(chunk_entry_text(r.text, max_units)))
-        for r in rows
-    ]
+    work = _work(store, embedder, book_id, ids)
     report = IndexReport()
     for batch in _batches(work, batch_size):
         batch_ids = [w.entry_id for w in batch]
-        store.set_index_status(batch_ids, IndexStatus.INDEXING)
+        if statuses:
+            store.set_index_status(batch_ids, IndexStatus.INDEXING)
         part = IndexReport()
         try:
-            _index_batch(batch, store=store, embedder=embedder, batch_size=batch_size, out=part)
+            _index_batch(
+                batch,
+                store=store,
+                embedder=embedder,
+                batch_size=batch_size,
+                out=part,
+                statuses=statuses,
+            )
         except ServiceUnavailable:
             saved = set(part.indexed)
-            _requeue_quietly(store, [i for i in batch_ids if i not in saved])
+            if statuses:
+                _requeue_quietly(store, [i for i in batch_ids if i not in saved])
             raise
         report.merge(part)
         if on_indexed is not None and part.indexed:
@@ -108,6 +116,18 @@ def index_entries(
         if on_progress is not None:
             on_progress(len(batch))
     return report
+
+
+def _work(
+    store: VectorStore, embedder: Embedder, book_id: str | None, ids: list[str] | None
+) -> list[_Work]:
+    """The entries without a current vector of ``embedder``'s model, their text chunked."""
+    max_units = max(MIN_PASSAGE_UNITS, embedder.max_passage_chars)
+    rows = store.entries_to_index(embedder.model_id, book_id=book_id, entry_ids=ids)
+    return [
+        _Work(r.entry_id, r.book_id, r.content_hash, tuple(chunk_entry_text(r.text, max_units)))
+        for r in rows
+    ]
 
 
 def _batches(work: Sequence[_Work], batch_size: int) -> Iterable[list[_Work]]:
@@ -131,6 +151,7 @@ def _index_batch(
     embedder: Embedder,
     batch_size: int,
     out: IndexReport,
+    statuses: bool = True,
 ) -> None:
     """Embed one batch and save its vectors in one transaction, recording into ``out``.
 
@@ -146,11 +167,19 @@ def _index_batch(
         if len(batch) == 1:
             reason = _reason(exc)
             log.warning("indexing entry %s failed: %s", batch[0].entry_id, reason)
-            store.set_index_status([batch[0].entry_id], IndexStatus.FAILED, error=reason)
+            if statuses:
+                store.set_index_status([batch[0].entry_id], IndexStatus.FAILED, error=reason)
             out.failed[batch[0].entry_id] = reason
             return
         for item in batch:
-            _index_batch([item], store=store, embedder=embedder, batch_size=batch_size, out=out)
+            _index_batch(
+                [item],
+                store=store,
+                embedder=embedder,
+                batch_size=batch_size,
+                out=out,
+                statuses=statuses,
+            )
         return
     # One transaction for the whole batch; it also marks the saved entries indexed.
     saved = store.save_vectors_many(
@@ -161,7 +190,8 @@ def _index_batch(
     for item, ok in zip(batch, saved, strict=True):
         (out.indexed if ok else stale).append(item.entry_id)
     if stale:
-        store.set_index_status(stale, IndexStatus.QUEUED)
+        if statuses:
+            store.set_index_status(stale, IndexStatus.QUEUED)
         out.stale.extend(stale)
 
 
@@ -287,7 +317,7 @@ def index_now(
 ) -> IndexReport:
     """Embed in this process, now, with the process's ports (the in-process queue's work and
     ``worldbook index --wait`` without a broker)."""
-    return index_entries(
+    report = index_entries(
         entry_ids,
         store=services.vectors,
         embedder=services.embedder,
@@ -296,3 +326,40 @@ def index_now(
         on_indexed=services.invalidate_books,
         on_progress=on_progress,
     )
+    if services.aligned is not None:
+        report.aligned = index_aligned(
+            entry_ids,
+            store=services.vectors,
+            embedder=services.aligned.embedder,
+            batch_size=services.settings.index_batch_size,
+            book_id=book_id,
+            on_indexed=services.invalidate_books,
+        )
+    return report
+
+
+def index_aligned(
+    entry_ids: Sequence[str] | None,
+    *,
+    store: VectorStore,
+    embedder: Embedder,
+    batch_size: int = 32,
+    book_id: str | None = None,
+    on_indexed: Callable[[set[str]], None] | None = None,
+) -> IndexReport:
+    """The second pass for the aligned view (ADR 0016): the same entries embedded by the
+    aligned model, after the primary's. Entries' statuses follow the primary model: a failure
+    here is logged and leaves the entry as the primary pass left it (the sweep retries)."""
+    try:
+        return index_entries(
+            entry_ids,
+            store=store,
+            embedder=embedder,
+            batch_size=batch_size,
+            book_id=book_id,
+            on_indexed=on_indexed,
+            statuses=False,
+        )
+    except ServiceUnavailable as exc:
+        log.warning("aligned view not indexed now, the sweep will retry: %s", exc)
+        return IndexReport()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from worldbook.runtime.background import Foreground
     from worldbook.runtime.classic_cache import ClassicMatcherCache
     from worldbook.runtime.matcher_cache import MatcherCache
+    from worldbook.service.aligned_view import AlignedView
     from worldbook.service.classic_books import ClassicBookCache
     from worldbook.service.lore_books import LoreBookCache
     from worldbook.service.macro_books import MacroBooks
@@ -98,6 +99,9 @@ class Indexing(HasSettings, Protocol):
     @property
     def embedder(self) -> Embedder: ...
 
+    @property
+    def aligned(self) -> AlignedView | None: ...
+
     def invalidate_books(self, book_ids: set[str]) -> None: ...
 
 
@@ -150,6 +154,9 @@ class Turns(HasBooks, HasSettings, LoreViews, Protocol):
 
     @property
     def vector_index(self) -> VectorIndex: ...
+
+    @property
+    def aligned(self) -> AlignedView | None: ...
 
     @property
     def foreground(self) -> Foreground: ...

@@ -38,6 +38,7 @@ from worldbook.ports import (
 from worldbook.runtime.background import Foreground
 from worldbook.runtime.classic_cache import ClassicMatcherCache
 from worldbook.runtime.matcher_cache import MatcherCache
+from worldbook.service.aligned_view import AlignedView
 from worldbook.service.classic_books import ClassicBookCache
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.macro_books import MacroBooks
@@ -55,6 +56,7 @@ class Services:
     Args:
         settings: the process's settings (read, never changed).
         store, embedder, vector_index, queue, tokenizers, usage: the ports.
+        aligned: the cross-lingually aligned second view (ADR 0016); None: the primary alone.
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class Services:
         queue: IndexQueue,
         tokenizers: TokenizerSource,
         usage: UsageSink,
+        aligned: AlignedView | None = None,
     ) -> None:
         self.settings = settings
         self.rules: SelectionRules = settings.selection_rules()
@@ -81,6 +84,7 @@ class Services:
         self.writes: WriteStore = store
         self.embedder = embedder
         self.vector_index = vector_index
+        self.aligned = aligned
         self.queue = queue
         self.tokenizers = tokenizers
         self.usage = usage
@@ -129,12 +133,14 @@ class Services:
             seen = self._index_versions.get(book.id)
             self._index_versions[book.id] = book.index_version
         if seen is not None and seen != book.index_version:
-            self.vector_index.invalidate(book.id)
+            self.invalidate_books({book.id})
 
     def invalidate_books(self, book_ids: set[str]) -> None:
         """Forget the vector indexes of books whose vectors were just saved here."""
         for book_id in book_ids:
             self.vector_index.invalidate(book_id)
+            if self.aligned is not None:
+                self.aligned.index.invalidate(book_id)
 
     def enqueue(self, entry_ids: Sequence[str]) -> None:
         """Hand entries to the indexer; a broker outage is logged, the sweep catches up."""

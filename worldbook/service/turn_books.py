@@ -12,21 +12,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from worldbook.core.classic import ChatState, ClassicBook, book_state_from_json
 from worldbook.core.macros import MacroNames
 from worldbook.core.records import BookRecord
+from worldbook.core.referents import boosted
 from worldbook.core.turn import ResolvedTurn
 from worldbook.core.turn_request import TurnRequest
 from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
+from worldbook.service.aligned_view import WIDEN, fused_search
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
+from worldbook.service.referent_links import linked_entries
 
 logger = logging.getLogger(__name__)
 
 CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
+Primary = Callable[[Sequence[str], Sequence[str], int], list[SemanticHit]]
+"""``primary(messages, book_ids, k)``: the primary view's nearest entries."""
 TurnBooks = Sequence[tuple[BookRecord, str | None]]
 """The turn's books in DESIGN §2 rule 2 order, each with the character it came with."""
 
@@ -48,13 +53,14 @@ def resolved_turn(
     names = names_for(request)
     world = [(b, c) for b, c in books if b.mode is not BookMode.CLASSIC]
     classic = classic_views(services, books, request.profile.tokenizer_id, names)
+    views = tuple(world_views(services, world, request.profile.tokenizer_id, names, notes))
     return ResolvedTurn(
         request=request,
-        world=tuple(world_views(services, world, request.profile.tokenizer_id, names, notes)),
+        world=views,
         classic=tuple(classic),
         hybrid=frozenset(b.id for b, _ in books if b.mode is BookMode.HYBRID),
         chat_state=chat_state(services, request, classic),
-        search=meaning_search(services, request, notes),
+        search=meaning_search(services, request, notes, views),
     )
 
 
@@ -116,21 +122,34 @@ def chat_state(services: Turns, request: TurnRequest, books: Sequence[ClassicBoo
     return ChatState({book_id: book_state_from_json(row) for book_id, row in rows.items()})
 
 
-def meaning_search(services: Turns, request: TurnRequest, notes: list[str]) -> SemanticSearch:
+def meaning_search(
+    services: Turns, request: TurnRequest, notes: list[str], views: Sequence[LoreBook] = ()
+) -> SemanticSearch:
     """The search the core calls with its large books (DESIGN §2 rule 5): the last
-    ``semantic_messages`` messages embedded, the nearest entries of those books."""
+    ``semantic_messages`` messages embedded, the nearest entries of those books — by both
+    views fused when the deployment has an aligned one (ADR 0016)."""
     rules = services.rules
     texts = [m.content for m in request.messages if m.role != "system" and m.content.strip()]
+    recent = texts[-rules.semantic_messages :]
+    by_id = {view.id: view for view in views}
+
+    def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
+        vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
+        return services.vector_index.search(list(book_ids), vectors, k)
+
+    def blind(book_id: str) -> frozenset[str]:
+        view, aligned = by_id.get(book_id), services.aligned
+        if view is None or aligned is None:
+            return frozenset()
+        key = ("aligned-blind", aligned.model_id)
+        return services.matcher_cache.derived(view, key, lambda: aligned.blind(view))
 
     def search(book_ids: tuple[str, ...]) -> tuple[SemanticHit, ...]:
         if not texts:
             return ()
         k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
         try:
-            queries = services.query_embeddings.embed_conversation(
-                texts, last=rules.semantic_messages
-            )
-            return tuple(services.vector_index.search(list(book_ids), queries, k))
+            return tuple(linked_search(services, by_id, recent, book_ids, k, primary, blind))
         except ServiceUnavailable as exc:
             # Meaning-based ranking is an improvement, not a precondition: literal + list
             # order still answer the turn (DESIGN §2 rule 6).
@@ -139,3 +158,35 @@ def meaning_search(services: Turns, request: TurnRequest, notes: list[str]) -> S
             return ()
 
     return search
+
+
+def linked_search(
+    services: Turns,
+    views: dict[str, LoreBook],
+    recent: Sequence[str],
+    book_ids: Sequence[str],
+    k: int,
+    primary: Primary,
+    blind: Callable[[str], frozenset[str]],
+) -> list[SemanticHit]:
+    """The fused search, its hits raised by the referent links (ADR 0016) when the recent
+    messages name entries other entries' lore names; without such links, the fused search."""
+
+    def search(texts: Sequence[str], wide: int) -> list[SemanticHit]:
+        # The views' candidate pool is the plain search's whatever ``wide``: the fused scores
+        # depend on it, and the links must re-rank the scores the plain search would give.
+        pool = k * WIDEN
+        return fused_search(primary, services.aligned, texts, book_ids, wide, blind, pool)
+
+    weight = services.settings.referent_link_weight
+    links = {}
+    if weight > 0:
+        fade = services.settings.referent_fade
+        links = linked_entries(views, book_ids, services.matcher_cache, recent, fade)
+    if not links:
+        return search(recent, k)
+    hits = search(recent, k * WIDEN)
+    newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
+    scored = [((h.book_id, h.entry_id), h.score) for h in hits]
+    best = boosted(scored, links, newest, weight)[:k]
+    return [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]

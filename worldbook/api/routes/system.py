@@ -46,6 +46,10 @@ def readiness(services: Services | None) -> tuple[bool, dict[str, Any]]:
     report["queue"] = {"up": queue_up, "kind": kind}
     loaded = services.embedder.loaded
     report["embedder"] = {"up": True, "model_id": services.model_id, "loaded": loaded}
+    if services.aligned is not None:  # the cross-lingual second view (ADR 0016)
+        aligned = services.aligned.embedder
+        report["aligned_embedder"] = {"up": True, "model_id": aligned.model_id}
+        report["aligned_embedder"]["loaded"] = aligned.loaded
     usage = services.usage
     report["usage_recorder"] = {"up": True, "pending": usage.pending(), "dropped": usage.dropped}
     return report["database"]["up"] and queue_up, report

@@ -1,0 +1,54 @@
+"""The referent links of a turn's books (ADR 0016, :mod:`worldbook.core.referents`): which
+entries the recent messages name, and which entries' lore names those.
+
+Both come from each book's literal matcher (the one the selection names entries with). The
+backlinks of a book are found once per book version — every entry's lore through the matcher —
+and kept with the book's matcher in the matcher cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from worldbook.core.matching import match_form
+from worldbook.core.referents import backlinks, linked, referent_weights
+from worldbook.core.types import LoreBook
+from worldbook.runtime.matcher_cache import MatcherCache
+
+Key = tuple[str, str]  # (book id, entry id)
+
+
+def book_backlinks(view: LoreBook, matchers: MatcherCache) -> dict[str, frozenset[str]]:
+    """``entry -> entries whose lore names it`` in one book (cached per book version)."""
+
+    def build() -> dict[str, frozenset[str]]:
+        matcher = matchers.get(view)
+        names = {e.id: [m.entry_id for m in matcher.find(e.lore)] for e in view.entries}
+        return backlinks(names)
+
+    return matchers.derived(view, ("backlinks",), build)
+
+
+def linked_entries(
+    views: Mapping[str, LoreBook],
+    book_ids: Sequence[str],
+    matchers: MatcherCache,
+    texts: Sequence[str],
+    fade: float,
+) -> dict[Key, float]:
+    """Entries of ``book_ids`` whose lore names what ``texts`` (oldest first) name, each with
+    its referent's weight."""
+    prepared = [match_form(t) for t in texts]
+    out: dict[Key, float] = {}
+    for book_id in dict.fromkeys(book_ids):
+        view = views.get(book_id)
+        if view is None:
+            continue
+        matcher = matchers.get(view)
+        named = [[m.entry_id for m in matcher.find(t, prepared=True)] for t in prepared]
+        referents = referent_weights(named, fade)
+        if not referents:
+            continue
+        found = linked(referents, book_backlinks(view, matchers))
+        out.update({(book_id, entry): weight for entry, weight in found.items()})
+    return out
