@@ -14,8 +14,10 @@ from worldbook.bench.cli import bench_command
 from worldbook.cli.authoring import generate_command, split_command
 from worldbook.cli.books import export_command, import_command, keys_app
 from worldbook.cli.context import handle_errors, settings
+from worldbook.cli.db import db_app
 from worldbook.cli.index import index_command, worker_command
 from worldbook.cli.turns import preview_command, select_command
+from worldbook.runtime.metrics_dir import prepare as prepare_metrics_dir
 
 app = typer.Typer(
     name="worldbook",
@@ -36,12 +38,18 @@ def serve_command(
     import uvicorn
 
     current = settings()
+    # Before uvicorn starts its processes: they all write metrics to this run's directory.
+    prepare_metrics_dir(current.data_dir, "serve")
     uvicorn.run(
         "worldbook.api.app:create_app",
         factory=True,
         host=host or current.host,
         port=port or current.port,
         workers=workers,
+        # The app logs one access line per request, with its request id (ADR 0018); uvicorn's
+        # own would name raw paths, and its log config is replaced by the app's.
+        access_log=False,
+        log_config=None,
     )
 
 
@@ -55,6 +63,7 @@ app.add_typer(keys_app, name="keys")
 app.command("bench")(bench_command)
 app.command("generate")(generate_command)
 app.command("split")(split_command)
+app.add_typer(db_app, name="db")
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
+from worldbook.service.turn_timing import stage
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +128,12 @@ def meaning_search(services: Turns, request: TurnRequest, notes: list[str]) -> S
             return ()
         k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
         try:
-            queries = services.query_embeddings.embed_conversation(
-                texts, last=rules.semantic_messages
-            )
-            return tuple(services.vector_index.search(list(book_ids), queries, k))
+            with stage("query_embedding"):
+                queries = services.query_embeddings.embed_conversation(
+                    texts, last=rules.semantic_messages
+                )
+            with stage("vector_search"):
+                return tuple(services.vector_index.search(list(book_ids), queries, k))
         except ServiceUnavailable as exc:
             # Meaning-based ranking is an improvement, not a precondition: literal + list
             # order still answer the turn (DESIGN §2 rule 6).
