@@ -126,6 +126,7 @@ def test_one_access_line_per_request(
 ) -> None:
     book = new_book(client, alice, entries=2)
     turn = {"book_ids": [book["id"]], "messages": [{"role": "user", "content": "Entry 1?"}]}
+    caplog.clear()
     with caplog.at_level(logging.INFO, logger="worldbook.access"):
         client.post("/v1/select", json=turn, headers={**alice, "X-Request-Id": "turn-1"})
         client.get(f"/v1/books/{book['id']}", headers={**alice, "X-Request-Id": "get-1"})
