@@ -84,8 +84,8 @@ class Proc:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
     def kill(self) -> None:
         """SIGKILL the whole group: no shutdown code runs (a crash, an OOM kill)."""
@@ -161,8 +161,11 @@ class Client:
         self.base = f"http://127.0.0.1:{proc.port}"
         self.headers = {"Authorization": f"Bearer {key}", "X-Worldbook-User": user}
 
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        answer = httpx.request(method, self.base + path, headers=self.headers, timeout=60, **kwargs)
+    def call(self, method: str, path: str, request_id: str | None = None, **kwargs: Any) -> Any:
+        headers = {**self.headers, **({"X-Request-Id": request_id} if request_id else {})}
+        answer = httpx.request(method, self.base + path, headers=headers, timeout=60, **kwargs)
+        if request_id:
+            assert answer.headers["x-request-id"] == request_id
         assert answer.status_code < 300, (answer.status_code, answer.text[:500])
         return answer.json() if answer.content else None
 

@@ -115,7 +115,8 @@ def _found_by_meaning(result: dict[str, Any], title: str) -> bool:
 def _import(client: Client, title: str, count: int) -> str:
     book = client.call("POST", "/v1/books", json={"title": title})
     entries = [{"title": f"Place {i}", "lore": _lore(i)} for i in range(count)]
-    client.call("POST", f"/v1/books/{book['id']}/entries/batch", json={"entries": entries})
+    path = f"/v1/books/{book['id']}/entries/batch"
+    client.call("POST", path, request_id=f"import-{title}", json={"entries": entries})
     return str(book["id"])
 
 
@@ -128,7 +129,10 @@ def test_two_apis_and_two_workers_work_as_one(stack: dict[str, Any]) -> None:
         text = httpx.get(f"http://127.0.0.1:{procs[name].port}/metrics", timeout=10).text
         done = metric(text, "worldbook_celery_tasks_total", outcome="success")
         assert done >= 1, f"{name} took no task:\n{text[:2000]}"
+        # The import's request id is on the log lines of the tasks it queued.
+        assert "[import-Harbour] indexed" in procs[name].tail(100_000)
     assert _found_by_meaning(b.turn([book], f"Who are the {PHRASE}?"), "Place 17")
+    assert "[import-Harbour] POST /v1/books/{book_id}/entries/batch 201" in procs["a"].tail()
     _edit_through_a_is_used_by_b(a, b, book, url)
     _classic_state_crosses_replicas(a, b)
     _killed_worker_loses_nothing(stack, a, b)
