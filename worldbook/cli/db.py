@@ -61,7 +61,9 @@ def copy_command(
 def backup_command(
     out: Annotated[Path, typer.Option("--out", help="The backup file to write (new).")],
 ) -> None:
-    """A consistent copy of the SQLite database, safe while the server runs (SQLite's online
-    backup API). For PostgreSQL use pg_dump (README, 'Operating worldbook')."""
+    """A consistent copy of the SQLite database, safe while the server runs.
+
+    SQLite's online backup API; for PostgreSQL use pg_dump (README, 'Operating worldbook').
+    """
     size = backup_sqlite(settings().resolved_database_url(), out)
     typer.echo(f"backed up to {out} ({size:,} bytes)")
