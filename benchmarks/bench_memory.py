@@ -67,7 +67,7 @@ def fill(url: str, books: int, entries: int) -> float:
     return time.perf_counter() - started
 
 
-def serve(url: str, bound: int, passes: int, every: int) -> dict[str, Any]:
+def serve(url: str, bound: int, passes: int, every: int, limit: int = 0) -> dict[str, Any]:
     """One variant, in this process: RSS samples while touching every book ``passes`` times."""
     from fastapi.testclient import TestClient
 
@@ -86,6 +86,7 @@ def serve(url: str, bound: int, passes: int, every: int) -> dict[str, Any]:
     ids: list[str] = []
     while page := store.list_books(BookQuery(owner_id="bench", limit=500, offset=len(ids))):
         ids += [b.id for b in page]
+    ids = sorted(ids)[:limit] if limit else sorted(ids)  # the same books in the same order
     headers = {"Authorization": f"Bearer {key}", "X-Worldbook-User": "bench"}
     samples: list[dict[str, Any]] = [{"pass": 0, "books": 0, "rss_mb": rss_bytes() / MB}]
     with TestClient(create_app(components=parts)) as client:
@@ -114,6 +115,7 @@ def _variant(db: Path, bound: int, args: argparse.Namespace) -> dict[str, Any]:
     """A variant in a fresh process (RSS never shrinks back, so variants must not share one)."""
     command = [sys.executable, __file__, "--serve", str(db), "--bound", str(bound)]
     command += ["--passes", str(args.passes), "--every", str(args.every)]
+    command += ["--limit", str(args.limit)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"variant bound={bound} failed:\n{done.stderr[-3000:]}")
@@ -145,10 +147,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--bound", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--limit", type=int, default=0, help="Touch only this many books.")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.serve is not None:
-        print(json.dumps(serve(f"sqlite:///{args.serve}", args.bound, args.passes, args.every)))
+        found = serve(f"sqlite:///{args.serve}", args.bound, args.passes, args.every, args.limit)
+        print(json.dumps(found))
         return
     run(args)
 
