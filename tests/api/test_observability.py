@@ -163,3 +163,27 @@ def test_metrics_build_in_process_without_a_directory() -> None:
     assert found.directory is None
     found.cache_size.labels("matcher").set(1)
     found.http.labels("GET", "/x", "200").inc()
+
+
+def test_a_semantic_turn_reports_its_search_stages(
+    local: TestClient, alice: dict[str, str], parts: Components
+) -> None:
+    book = new_book(local, alice, entries=120)  # too large to travel whole
+    assert parts.services.queue.wait_idle(60)  # type: ignore[attr-defined]
+    before = local.get("/metrics").text
+    turn = {
+        "book_ids": [book["id"]],
+        "messages": [{"role": "user", "content": "Which entry has lore long enough to pass?"}],
+    }
+    answer = local.post("/v1/select", json=turn, headers=alice).json()
+    assert any(t["reason"].startswith("semantic") for t in answer["trace"])
+    after = local.get("/metrics").text
+
+    def moved(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    assert moved("worldbook_turn_seconds_count", path="semantic") == 1
+    for stage in ("query_embedding", "vector_search", "literal_match", "selection"):
+        assert moved("worldbook_turn_stage_seconds_count", stage=stage) == 1
+    assert moved("worldbook_query_cache_total", result="miss") == 1
+    assert moved("worldbook_cache_builds_total", cache="vector_index") >= 1
