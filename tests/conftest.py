@@ -7,6 +7,7 @@ Each PostgreSQL test gets its own database cloned from a migrated template, drop
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -28,6 +29,10 @@ def _clean_worldbook_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("WORLDBOOK_") and not name.startswith("WORLDBOOK_TEST_"):
             monkeypatch.delenv(name, raising=False)
+    # `worldbook serve`/`worker` run in-process name their metrics directory in the
+    # environment; it must not outlive the test (monkeypatch restores the value it saw).
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""))
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
 
 
 class _Postgres:
@@ -120,3 +125,54 @@ def store(
             yield opened
         finally:
             opened.close()
+
+
+# --- the log watch (ADR 0018): planted secrets and lore must never reach a log line ----------
+PLANTED_SECRET = "sk-planted-upstream-9f3c2e71"
+PLANTED_LORE = "The lighthouse of Verrow Quay burns whale-oil dyed violet at the solstice."
+
+
+class _LogWatch(logging.Handler):
+    """Sees every record any logger emits during the session (worldbook's own at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.planted: set[str] = {PLANTED_SECRET, PLANTED_LORE}
+        self.leaks: list[str] = []
+
+    def plant(self, text: str) -> None:
+        self.planted.add(text)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a bad format string is not a leak; the record's args still are
+            text = f"{record.msg} {record.args}"
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" {record.exc_info[1]!r}"
+        text += " " + " ".join(str(v) for v in vars(record).values())
+        for planted in self.planted:
+            if planted in text:
+                self.leaks.append(f"{record.name} {record.levelname}: {planted[:24]}…")
+
+
+@pytest.fixture(scope="session")
+def log_watch() -> Iterator[_LogWatch]:
+    watch = _LogWatch()
+    root, ours = logging.getLogger(), [logging.getLogger(n) for n in ("worldbook", "workers")]
+    levels = [logger.level for logger in ours]
+    root.addHandler(watch)
+    for logger in ours:
+        logger.setLevel(logging.DEBUG)  # "at any level": worldbook's debug lines are watched too
+    yield watch
+    root.removeHandler(watch)
+    for logger, level in zip(ours, levels, strict=True):
+        logger.setLevel(level)
+
+
+@pytest.fixture(autouse=True)
+def _no_planted_text_logged(log_watch: _LogWatch) -> Iterator[None]:
+    """Fails the test during which a planted secret or lore sentence reached any log record."""
+    log_watch.leaks.clear()
+    yield
+    assert not log_watch.leaks, f"planted text was logged: {log_watch.leaks}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from celery import Celery, signals
 
+from workers import observe
 from workers.runtime import Indexer, build_indexer
 from workers.tasks import register_tasks
 from worldbook.adapters.queues import SWEEP_TASK, broker_options
@@ -71,6 +72,7 @@ def make_celery(
         return build_indexer(settings, processes=processes[0])
 
     factory = indexer_factory or default_factory
+    observe.connect(app)  # task outcomes as metrics, request ids in task logs (ADR 0018)
     register_tasks(
         app,
         _per_process(factory),

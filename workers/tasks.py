@@ -77,6 +77,8 @@ def register_tasks(
     def index_entries_task(entry_ids: object) -> dict[str, Any]:
         ids = parse_entry_ids(entry_ids)
         report = indexer().run(ids)
+        # With the id of the request that queued it (workers/observe.py): followable.
+        log.info("indexed %d entries (%d stale)", len(report.indexed), len(report.stale))
         if report.failed:
             log.warning("indexing failed for %d entries: %s", len(report.failed), report.failed)
         return {"indexed": len(report.indexed), "stale": len(report.stale), "failed": report.failed}

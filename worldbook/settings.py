@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from worldbook.core.types import SelectionRules
@@ -274,6 +274,34 @@ class WorldbookSettings(BaseSettings):
     referent_fade: float = Field(
         default=0.85, gt=0, le=1, description="A referent's weight per message further back."
     )
+
+    # --- operations (docs/adr/0018-operations.md) ---------------------------------------
+    metrics: Literal["off", "loopback", "token"] = Field(
+        default="loopback",
+        description="Who may read GET /metrics: nobody (off), callers on this machine "
+        "(loopback; behind a proxy that is the proxy), or holders of metrics_token (token).",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None, description="Bearer token of GET /metrics when metrics=token."
+    )
+    worker_metrics_port: int = Field(
+        default=9540,
+        ge=0,
+        le=65535,
+        description="Port of a Celery worker's own /metrics (0: none); every pool process of "
+        "the worker reports through it.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="Log lines as text or as JSON objects (one per line)."
+    )
+
+    @model_validator(mode="after")
+    def _token_for_token_metrics(self) -> WorldbookSettings:
+        if self.metrics == "token" and not (
+            self.metrics_token and self.metrics_token.get_secret_value().strip()
+        ):
+            raise ValueError("WORLDBOOK_METRICS=token needs WORLDBOOK_METRICS_TOKEN")
+        return self
 
     @field_validator("llm_url", "llm_model")
     @classmethod

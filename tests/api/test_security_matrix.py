@@ -391,7 +391,9 @@ def _call(
     keys: Keys,
 ) -> Any:
     path, kwargs = row.call(world, parts)
-    headers = {**headers_for(actor, keys), **kwargs.pop("headers", {})}
+    # One request id for every call: answers echo it (ADR 0018), so a hidden book's answer
+    # and a missing one's still match header for header.
+    headers = {**headers_for(actor, keys), "X-Request-Id": "matrix", **kwargs.pop("headers", {})}
     return client.request(route[0], path, headers=headers, **kwargs)
 
 

@@ -50,6 +50,7 @@ from worldbook.errors import IndexUnavailable, InvalidInput, WorldbookError
 from worldbook.ports import BookVectors, IndexedEntries, VectorLoader, Vectors
 from worldbook.runtime.background import AFTER_THE_TURN_S, LatestPerKey
 from worldbook.runtime.lru import LRU
+from worldbook.runtime.metrics import metrics
 
 LanguageSource = Callable[[str], Mapping[str, str]]
 """``languages(book_id) -> {entry_id: language}``: the language of each entry's text (used to
@@ -110,7 +111,7 @@ class FaissIndex:
         self._languages = languages
         self._lock = threading.Lock()  # guards the generations
         self._cache: LRU[str, _BookIndex] = LRU(
-            max_books, max_weight=max_bytes, weigh=lambda book: book.nbytes
+            max_books, max_weight=max_bytes, weigh=lambda book: book.nbytes, name="vector_index"
         )
         # Bumped by invalidate(): a build from vectors read before the bump is out of date.
         self._generation: dict[str, int] = {}
@@ -234,6 +235,7 @@ class FaissIndex:
         return built
 
     def _build(self, book_id: str, generation: int) -> _BookIndex | None:
+        metrics().cache_builds.labels("vector_index").inc()
         try:
             loaded = BookVectors(*self._loader(book_id))
         except WorldbookError:

@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from worldbook.errors import QueueUnavailable, ServiceUnavailable
+from worldbook.runtime.logs import current_request_id
 
 log = logging.getLogger(__name__)
 
 INDEX_TASK = "worldbook.index_entries"
 SWEEP_TASK = "worldbook.sweep"
 INDEX_QUEUE = "worldbook-index"
+REQUEST_ID_HEADER = "worldbook_request_id"
 
 
 def broker_options(broker_url: str) -> dict[str, Any]:
@@ -102,8 +104,11 @@ class CeleryIndexQueue:
 
     def _send(self, task: str, args: list[Any] | None = None) -> None:
         """Send one task message; a broker that cannot be reached is :class:`QueueUnavailable`."""
+        # The request that queued the task names it, so the worker's log lines carry its id.
+        request_id = current_request_id()
+        headers = {REQUEST_ID_HEADER: request_id} if request_id else None
         try:
-            self._app.send_task(task, args=args, retry=False)
+            self._app.send_task(task, args=args, retry=False, headers=headers)
         except Exception as exc:
             if _is_broker_error(exc):
                 raise _unavailable(exc) from exc

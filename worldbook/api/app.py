@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from worldbook.api import observe
 from worldbook.api.errors import error_body, install_error_handlers
 from worldbook.api.routes import (
     attachments,
@@ -31,6 +32,9 @@ from worldbook.api.routes import (
     ui,
     writes,
 )
+from worldbook.runtime.logs import configure_logging
+from worldbook.runtime.metrics import metrics
+from worldbook.runtime.metrics_dir import mark_exited
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
 
@@ -91,6 +95,7 @@ def create_app(
         settings = components.settings
     elif settings is None:
         settings = WorldbookSettings()
+        configure_logging(settings.log_format)  # the process's entry point (serve's factory)
     resolved: WorldbookSettings = settings
 
     @asynccontextmanager
@@ -105,6 +110,7 @@ def create_app(
         finally:
             if owned:
                 app.state.components.close()
+                mark_exited(metrics().directory)  # its live gauges (RSS) leave with it
 
     app = FastAPI(
         title="worldbook",
@@ -121,7 +127,9 @@ def create_app(
         app.state.components, app.state.services = components, components.services
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=resolved.max_upload_bytes)
+    app.add_middleware(observe.Observe)  # request ids, access lines, HTTP metrics (ADR 0018)
     app.include_router(system.router)
+    app.include_router(observe.router)
     for module in (books, entries, attachments, transfer, turns, stats, chats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)

@@ -119,7 +119,15 @@ async def _worldbook_error(_: Request, exc: Exception) -> JSONResponse:
     elif status in (429, 503):
         headers["Retry-After"] = str(max(1, math.ceil(retry_after))) if retry_after else "5"
     if status >= 500:
-        logger.error("%s: %s", type(exc).__name__, exc.message, exc_info=status == 500)
+        # A language model's error message may quote what its server sent back (our prompt,
+        # so lore); the log names the error, the caller gets the message (ADR 0018).
+        quoted = isinstance(exc, e.LanguageModelError | e.LLMUnavailable)
+        said = (
+            f"{exc.code} (message not logged: it may quote the model server)"
+            if quoted
+            else exc.message
+        )
+        logger.error("%s: %s", type(exc).__name__, said, exc_info=status == 500)
     return error_response(status, exc.code, exc.message, exc.field, **headers)
 
 
@@ -154,9 +162,12 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, code, message, **dict(exc.headers or {}))
 
 
-async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     logger.exception("unhandled error", exc_info=exc)
-    return error_response(500, "internal_error", "Internal error; it has been logged.")
+    # This handler answers outside the request-id middleware: it puts the id on itself.
+    request_id = request.scope.get("worldbook.request_id")
+    headers = {"X-Request-Id": request_id} if isinstance(request_id, str) else {}
+    return error_response(500, "internal_error", "Internal error; it has been logged.", **headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Annotated
 
@@ -12,6 +13,9 @@ from worldbook.cli.context import emit_json, handle_errors, open_services, setti
 from worldbook.core.types import IndexStatus
 from worldbook.errors import ServiceUnavailable
 from worldbook.ports import Store
+from worldbook.runtime.logs import configure_logging
+from worldbook.runtime.metrics import serve_metrics
+from worldbook.runtime.metrics_dir import prepare as prepare_metrics_dir
 from worldbook.service.indexing import index_now, rebuild, sweep
 from worldbook.service.services import Services
 
@@ -106,7 +110,19 @@ def worker_command(
     """Start a Celery indexing worker (needs WORLDBOOK_BROKER_URL)."""
     from workers.celery_app import make_celery
 
-    app = make_celery(settings())
+    current = settings()
+    configure_logging(current.log_format)
+    # Before the pool forks: every pool process writes its metrics to this run's directory,
+    # and this process serves them all on the metrics port (ADR 0018).
+    prepare_metrics_dir(current.data_dir, "worker")
+    if current.worker_metrics_port:
+        try:
+            serve_metrics(current.worker_metrics_port)
+        except OSError as exc:  # metrics are for the operator; indexing goes on without them
+            logging.getLogger(__name__).warning(
+                "worker metrics not served on port %d: %s", current.worker_metrics_port, exc
+            )
+    app = make_celery(current)
     argv = ["worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}"]
     if beat:
         argv.append("--beat")

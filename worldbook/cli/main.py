@@ -1,4 +1,4 @@
-"""The ``worldbook`` command: serve, worker, import, export, select, preview, index, keys, bench.
+"""The ``worldbook`` command and its sub-commands, each loaded only when it runs.
 
 Every command builds its settings at the entry point, when it runs, and works on the database
 named by ``WORLDBOOK_DATABASE_URL`` (default: the embedded SQLite file) with no server running.
@@ -26,6 +26,7 @@ COMMANDS = (
     LazyCommand("bench", "worldbook.cli.bench:bench_command", "Benchmark quality and speed."),
     LazyCommand("generate", "worldbook.cli.authoring:generate_command", "Draft a world book."),
     LazyCommand("split", "worldbook.cli.authoring:split_command", "Split a text into entries."),
+    LazyCommand("db", "worldbook.cli.db:db_app", "Copy or back up the database."),
 )
 
 app = typer.Typer(

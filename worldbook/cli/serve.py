@@ -18,11 +18,19 @@ def serve_command(
     """Run the HTTP service (uvicorn). Embedded defaults need nothing else running."""
     import uvicorn
 
+    from worldbook.runtime.metrics_dir import prepare as prepare_metrics_dir
+
     current = settings()
+    # Before uvicorn starts its processes: they all write metrics to this run's directory.
+    prepare_metrics_dir(current.data_dir, "serve")
     uvicorn.run(
         "worldbook.api.app:create_app",
         factory=True,
         host=host or current.host,
         port=port or current.port,
         workers=workers,
+        # The app logs one access line per request, with its request id (ADR 0018); uvicorn's
+        # own would name raw paths, and its log config is replaced by the app's.
+        access_log=False,
+        log_config=None,
     )

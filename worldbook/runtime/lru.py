@@ -18,6 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from worldbook.runtime.metrics import metrics
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -37,6 +39,7 @@ class LRU(Generic[K, V]):
         *,
         max_weight: int | None = None,
         weigh: Callable[[V], int] | None = None,
+        name: str | None = None,
     ) -> None:
         if max_items < 1:
             raise ValueError(f"max_items must be at least 1; got {max_items}")
@@ -51,6 +54,8 @@ class LRU(Generic[K, V]):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        # A named cache reports its size and evictions as metrics (ADR 0018).
+        self._name = name
 
     def __len__(self) -> int:
         with self._lock:
@@ -92,7 +97,12 @@ class LRU(Generic[K, V]):
             self._items[key] = value
             self._weights[key] = weight
             self._weight += weight
-            self._evict()
+            evicted = self._evict()
+            if self._name is not None:
+                found = metrics()
+                found.cache_size.labels(self._name).set(len(self._items))
+                if evicted:
+                    found.cache_evictions.labels(self._name).inc(evicted)
             return True
 
     def get_or_compute(self, key: K, compute: Callable[[], V]) -> V:
@@ -130,8 +140,11 @@ class LRU(Generic[K, V]):
             del self._items[key]
             self._weight -= self._weights.pop(key)
 
-    def _evict(self) -> None:
+    def _evict(self) -> int:
         limit = self._max_weight
+        evicted = 0
         while len(self._items) > self._max_items or (limit is not None and self._weight > limit):
             key, _ = self._items.popitem(last=False)
             self._weight -= self._weights.pop(key)
+            evicted += 1
+        return evicted

@@ -14,6 +14,7 @@ from worldbook.core.matching import AnyMatcher, BookMatcher, OverlayMatcher, cha
 from worldbook.core.types import LoreBook
 from worldbook.runtime.background import AFTER_THE_TURN_S, Foreground, LatestPerKey, no_pause
 from worldbook.runtime.lru import LRU
+from worldbook.runtime.metrics import metrics
 
 T = TypeVar("T")
 
@@ -41,7 +42,7 @@ class MatcherCache:
         overlay_max: int = 500,
         foreground: Foreground | None = None,
     ) -> None:
-        self._items: LRU[tuple[str, str], AnyMatcher] = LRU(max(1, max_books))
+        self._items: LRU[tuple[str, str], AnyMatcher] = LRU(max(1, max_books), name="matcher")
         self._derived: LRU[tuple[str, ...], object] = LRU(max(1, max_derived))
         # The last full matcher built per book: the base of the next version's overlay.
         self._latest: LRU[str, BookMatcher] = LRU(max(1, max_books))
@@ -102,6 +103,7 @@ class MatcherCache:
         matcher = BookMatcher(book, pause=pause)
         with self._lock:
             self.builds += 1
+            metrics().cache_builds.labels("matcher").inc()
         return matcher
 
     def _build_and_finish(self, book: LoreBook) -> None:

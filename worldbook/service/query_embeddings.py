@@ -21,6 +21,7 @@ from worldbook.core.embed_text import head_units
 from worldbook.errors import InvalidInput
 from worldbook.ports import Embedder, Vectors
 from worldbook.runtime.lru import LRU
+from worldbook.runtime.metrics import metrics
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,9 @@ class QueryEmbeddings:
         with self._lock:
             self._hits += len(found)
             self._misses += len(missing)
+        counted = metrics().query_cache
+        counted.labels("hit").inc(len(found))
+        counted.labels("miss").inc(len(missing))
         if missing:
             # Embedded outside any lock: another turn's cached messages need not wait.
             vectors = self._embedder.embed_queries(list(missing.values()))

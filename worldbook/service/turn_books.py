@@ -26,6 +26,7 @@ from worldbook.service.aligned_view import WIDEN, fused_search
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
 from worldbook.service.referent_links import linked_entries
+from worldbook.service.turn_timing import stage
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +135,8 @@ def meaning_search(
     by_id = {view.id: view for view in views}
 
     def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
-        vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
+        with stage("query_embedding"):
+            vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
         return services.vector_index.search(list(book_ids), vectors, k)
 
     def blind(book_id: str) -> frozenset[str]:
@@ -149,7 +151,9 @@ def meaning_search(
             return ()
         k = rules.full_entries_max + rules.index_topics_max + rules.literal_max
         try:
-            return tuple(linked_search(services, by_id, recent, book_ids, k, primary, blind))
+            # The primary view's query embedding is timed inside the search (StageClock).
+            with stage("vector_search"):
+                return tuple(linked_search(services, by_id, recent, book_ids, k, primary, blind))
         except ServiceUnavailable as exc:
             # Meaning-based ranking is an improvement, not a precondition: literal + list
             # order still answer the turn (DESIGN §2 rule 6).

@@ -17,6 +17,7 @@ builds the request and runs it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,10 +33,12 @@ from worldbook.core.turn import LoreTools, TurnLore, select_lore
 from worldbook.core.turn_request import BookSource, ChatCounts, TurnKind, TurnRequest
 from worldbook.core.types import Message, ModelProfile, Selection, Via
 from worldbook.errors import EntryNotFound, InvalidInput, ServiceUnavailable
+from worldbook.runtime.logs import note_books
 from worldbook.service.cast import resolve_books
 from worldbook.service.needs import Turns
 from worldbook.service.request_log import log_record
 from worldbook.service.turn_books import TurnBooks, names_for, resolved_turn, world_views
+from worldbook.service.turn_timing import TimedMatchers, timed_turn, turn_path
 from worldbook.service.writes import writable_book
 
 logger = logging.getLogger(__name__)
@@ -86,11 +89,21 @@ def run_turn(services: Turns, request: TurnRequest) -> TurnResult:
     """The one code path of every turn (DESIGN §2 rule 8); see the module doc."""
     if request.kind is TurnKind.SELECT:
         check_messages(request.messages)
-    with services.foreground.serving():
-        books, notes = resolve_books(services, request.user_id, request.source)
-        resolved = resolved_turn(services, request, books, notes)
-        lore = select_lore(resolved, lore_tools(services, request.profile))
-        rendered = render(lore.selection, request.profile)
+    started = time.perf_counter()
+    with services.foreground.serving(), timed_turn() as clock:
+        with clock.stage("resolve_books"):
+            books, notes = resolve_books(services, request.user_id, request.source)
+            note_books([b.id for b, _ in books])
+            resolved = resolved_turn(services, request, books, notes)
+        with clock.stage("selection"):
+            lore = select_lore(resolved, lore_tools(services, request.profile))
+        with clock.stage("rendering"):
+            rendered = render(lore.selection, request.profile)
+        whole = set(lore.selection.whole_books)
+        path = turn_path(
+            not resolved.world, clock.searched, all(b.id in whole for b in resolved.world)
+        )
+        clock.report(path, time.perf_counter() - started)
         # The living world: the owner's tool-capable turns may add lore (DESIGN §5).
         owned = [b for b, _ in books]
         living = writable_book(owned, request.user_id) if rendered.supports_tools else None
@@ -117,7 +130,7 @@ def lore_tools(services: Turns, profile: ModelProfile) -> LoreTools:
         rules=services.rules,
         tokenizer=counter.tokenizer,
         count_tokens=counter.count,
-        matchers=services.matcher_cache,
+        matchers=TimedMatchers(services.matcher_cache),
         classic_matchers=services.classic_matchers,
     )
 

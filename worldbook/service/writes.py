@@ -24,7 +24,8 @@ from worldbook.core.living import (
 )
 from worldbook.core.living_calls import CallContext, parse_call
 from worldbook.core.records import BookRecord, EntryRecord
-from worldbook.errors import Conflict, EntryNotFound, NotFound, WriteNotFound
+from worldbook.errors import Conflict, EntryNotFound, NotFound, WorldbookError, WriteNotFound
+from worldbook.runtime.metrics import metrics
 from worldbook.service.access import can_view, require_owner
 from worldbook.service.library import owned_book
 from worldbook.service.needs import Writing
@@ -61,7 +62,19 @@ class WriteRequest:
 
 
 def record_write(services: Writing, user_id: str, request: WriteRequest) -> WriteOutcome:
-    """Apply one tool call of the owner's turn (or answer its replay)."""
+    """Apply one tool call of the owner's turn (or answer its replay), counted in the
+    metrics as written, replayed or refused (with the refusal's error code)."""
+    counted = metrics().living_writes
+    try:
+        outcome = _record_write(services, user_id, request)
+    except WorldbookError as exc:
+        counted.labels("refused", exc.code).inc()
+        raise
+    counted.labels("replayed" if outcome.replayed else "written", "").inc()
+    return outcome
+
+
+def _record_write(services: Writing, user_id: str, request: WriteRequest) -> WriteOutcome:
     book = owned_book(services, user_id, request.book_id)
     if not is_living(book.settings):
         raise Conflict(

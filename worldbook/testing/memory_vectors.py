@@ -100,6 +100,19 @@ class VectorTable(EntryTable):
                 )
             return [e.id for e in stuck]
 
+    def index_overview(self) -> tuple[dict[str, int], datetime | None]:
+        with self._lock:
+            entries = list(self._entries.values())
+        counts = {s.value: 0 for s in IndexStatus}
+        for entry in entries:
+            counts[IndexStatus(entry.index_status).value] += 1
+        queued = [
+            e.index_status_at
+            for e in entries
+            if e.index_status == IndexStatus.QUEUED and e.index_status_at is not None
+        ]
+        return counts, min(queued, default=None)
+
     def index_statuses(self, entry_ids: Sequence[str]) -> dict[str, tuple[IndexStatus, str | None]]:
         with self._lock:
             return {

@@ -37,6 +37,7 @@ import numpy as np
 from worldbook.errors import IndexUnavailable, InvalidInput
 from worldbook.ports import Embedder, Vectors
 from worldbook.ports.wrapped_embedder import EmbedderWrapper
+from worldbook.runtime.metrics import metrics
 
 
 class BatchingStats(NamedTuple):
@@ -49,10 +50,11 @@ class BatchingStats(NamedTuple):
 
 
 class _Request:
-    __slots__ = ("done", "error", "taken", "texts", "vectors")
+    __slots__ = ("done", "error", "queued_at", "taken", "texts", "vectors")
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
+        self.queued_at = time.perf_counter()
         self.vectors: Vectors | None = None
         self.error: BaseException | None = None
         self.taken = False  # in a running batch
@@ -177,8 +179,11 @@ class BatchingEmbedder(EmbedderWrapper):
         while self._queue and count + len(self._queue[0].texts) <= self._max_batch:
             count += len(self._queue[0].texts)
             batch.append(self._queue.popleft())
+        now = time.perf_counter()
+        wait = metrics().embed_wait
         for request in batch:
             request.taken = True
+            wait.observe(now - request.queued_at)
         return batch
 
     def _on_model_thread(self, texts: list[str]) -> Vectors:
@@ -192,6 +197,7 @@ class BatchingEmbedder(EmbedderWrapper):
 
     def _run(self, batch: list[_Request]) -> None:
         unique = list(dict.fromkeys(t for r in batch for t in r.texts))
+        metrics().embed_batch.observe(len(unique))
         try:
             vectors = self._on_model_thread(unique)
         except Exception as exc:

@@ -13,7 +13,7 @@ import email.utils
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
@@ -88,6 +88,18 @@ def error_detail(response: httpx.Response) -> ErrorDetail:
     if isinstance(error, str):
         return ErrorDetail(response.status_code, "", _short(error))
     return ErrorDetail(response.status_code, "", _short(json.dumps(body)[:_MESSAGE_MAX]))
+
+
+def redacted(detail: ErrorDetail, client: httpx.Client) -> ErrorDetail:
+    """The detail with worldbook's own credentials cut out: a broken or hostile server may
+    echo the request's headers back, and the detail reaches the caller and the logs."""
+    message = detail.message
+    for name in ("authorization", "x-api-key", "api-key"):
+        value = client.headers.get(name, "")
+        for secret in {value, value.removeprefix("Bearer ").strip()}:
+            if len(secret) >= 8:
+                message = message.replace(secret, "[redacted]")
+    return replace(detail, message=message) if message != detail.message else detail
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -189,7 +201,7 @@ def post_json(
             ) from exc
         if response.status_code < 400:
             return response
-        detail = error_detail(response)
+        detail = redacted(error_detail(response), client)
         claimed = on_error(detail, response) if on_error is not None else None
         error: Exception = claimed or translate(detail, response, url)
         wait = _wait_for(error, attempt, retry_max_wait_s)

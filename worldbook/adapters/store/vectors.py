@@ -8,7 +8,7 @@ worker was embedding can never let a stale vector through.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 import sqlalchemy as sa
@@ -189,6 +189,23 @@ class VectorsMixin(StoreBase):
                     .values(index_status=IndexStatus.QUEUED.value, index_status_at=now())
                 )
         return ids
+
+    def index_overview(self) -> tuple[dict[str, int], datetime | None]:
+        """Entries per index state (every state named, 0 when none), and the time the
+        longest-queued entry was queued (None: nothing queued). Two indexed aggregate reads."""
+        c = t.entries.c
+        counts = {s.value: 0 for s in IndexStatus}
+        with read_tx(self._engine) as conn:
+            rows = conn.execute(sa.select(c.index_status, sa.func.count()).group_by(c.index_status))
+            counts.update({str(r[0]): int(r[1]) for r in rows})
+            oldest = conn.execute(
+                sa.select(sa.func.min(c.index_status_at)).where(
+                    c.index_status == IndexStatus.QUEUED.value
+                )
+            ).scalar()
+        if isinstance(oldest, datetime) and oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=UTC)  # SQLite hands back naive UTC
+        return counts, oldest
 
     def index_statuses(self, entry_ids: Sequence[str]) -> dict[str, tuple[IndexStatus, str | None]]:
         """entry id → (index status, last error) for those of ``entry_ids`` that exist."""
