@@ -22,7 +22,9 @@ from worldbook.api.routes import (
     authoring,
     books,
     chats,
+    connections,
     entries,
+    proxy,
     stats,
     system,
     transfer,
@@ -125,5 +127,7 @@ def create_app(
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
     app.include_router(writes.router, prefix=API_PREFIX)  # the living world (issue 12 item 2)
+    app.include_router(connections.router, prefix=API_PREFIX)  # proxy connections (ADR 0017)
+    app.include_router(proxy.router)  # /openai/v1 and /anthropic/v1 (ADR 0017)
     ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app
