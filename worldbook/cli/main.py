@@ -13,6 +13,7 @@ import typer
 from worldbook.bench.cli import bench_command
 from worldbook.cli.authoring import generate_command, split_command
 from worldbook.cli.books import export_command, import_command, keys_app
+from worldbook.cli.connections import connections_app
 from worldbook.cli.context import handle_errors, settings
 from worldbook.cli.index import index_command, worker_command
 from worldbook.cli.turns import preview_command, select_command
@@ -55,6 +56,7 @@ app.add_typer(keys_app, name="keys")
 app.command("bench")(bench_command)
 app.command("generate")(generate_command)
 app.command("split")(split_command)
+app.add_typer(connections_app, name="connections")  # the proxy's (ADR 0017)
 
 
 def main() -> None:

@@ -115,7 +115,9 @@ def openai_calls(answer: JSONDict) -> list[ToolCall]:
         function = item.get("function") or {}
         out.append(
             ToolCall(
-                str(item.get("id", "")), str(function.get("name", "")), function.get("arguments")
+                str(item.get("id", "")),
+                str(function.get("name", "")),
+                _arguments(function.get("arguments")),
             )
         )
     return out

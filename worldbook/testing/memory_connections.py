@@ -88,4 +88,6 @@ class ConnectionTable:
 
 
 def _missing(connection_id: str) -> NotFound:
-    return NotFound(f"Connection {connection_id!r} does not exist.", field="connection_id")
+    return NotFound(
+        "No connection with this id; list yours with GET /v1/connections.", field="connection_id"
+    )

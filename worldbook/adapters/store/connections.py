@@ -47,7 +47,9 @@ def _aware(value: datetime) -> datetime:
 
 def missing_connection(connection_id: str) -> NotFound:
     # Another user's connection answers as one that never existed.
-    return NotFound(f"Connection {connection_id!r} does not exist.", field="connection_id")
+    return NotFound(
+        "No connection with this id; list yours with GET /v1/connections.", field="connection_id"
+    )
 
 
 class ConnectionsMixin(StoreBase):
