@@ -3,7 +3,9 @@ speaks the OpenAI Chat Completions and Anthropic Messages wire protocols, record
 it receives and answers with the replies a test queued (JSON, or SSE events when streaming).
 
 It is named "scripted" on purpose: it drives the proxy's protocol handling and tool loop
-deterministically; the real model is the xllamacpp server of ``tests/integration``.
+deterministically; the real model is the xllamacpp server of ``tests/integration``. With
+``relay`` set, every call no reply was queued for goes on to that real server unchanged (a
+scripted tool call first, the real model's answer to its result after).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import httpx
 
 JSONDict = dict[str, Any]
 
@@ -37,6 +41,7 @@ class ScriptedUpstream:
     replies: deque[Reply] = field(default_factory=deque)
     seen: list[Seen] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    relay: tuple[str, str] | None = None  # (base URL, key): unscripted calls go to a real model
 
     @property
     def base_url(self) -> str:
@@ -61,8 +66,25 @@ class ScriptedUpstream:
                 body = json.loads(self.rfile.read(size))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 owner.seen.append(Seen(self.path, headers, body))
+                if not owner.replies and owner.relay is not None:
+                    self._relay(body)
+                    return
                 reply = owner.replies.popleft() if owner.replies else Reply(500, {"error": "x"})
                 self._send(reply)
+
+            def _relay(self, body: JSONDict) -> None:
+                assert owner.relay is not None
+                base, key = owner.relay
+                url = base + self.path.removeprefix("/v1")
+                headers = {"authorization": f"Bearer {key}", "x-api-key": key}
+                with httpx.stream("POST", url, json=body, headers=headers, timeout=300) as got:
+                    self.send_response(got.status_code)
+                    kind = got.headers.get("content-type", "application/json")
+                    self.send_header("content-type", kind)
+                    self.end_headers()
+                    for piece in got.iter_raw():
+                        self.wfile.write(piece)
+                        self.wfile.flush()
 
             def _send(self, reply: Reply) -> None:
                 if reply.events is None:

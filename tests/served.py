@@ -16,7 +16,7 @@ from fastapi import FastAPI
 def serve(app: FastAPI) -> Iterator[str]:
     """The app at ``http://127.0.0.1:<port>`` until the block ends."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", ws="none"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -151,3 +151,10 @@ async def list_models(upstream: Upstream) -> Answer:
         raise _failure(upstream, exc) from None
     kind = response.headers.get("content-type", "application/json")
     return Answer(response.status_code, response.content, kind)
+
+
+async def close_client() -> None:
+    """Close the running loop's pooled client (the app's shutdown)."""
+    found = _clients.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        await found.aclose()

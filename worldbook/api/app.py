@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from worldbook.adapters.upstream import close_client
 from worldbook.api.errors import error_body, install_error_handlers
 from worldbook.api.routes import (
     attachments,
@@ -104,6 +105,7 @@ def create_app(
         try:
             yield
         finally:
+            await close_client()  # the proxy's upstream connections (ADR 0017)
             if owned:
                 app.state.components.close()
 
