@@ -117,6 +117,7 @@ def test_anthropic_sdk_through_the_proxy(
         model="smol", max_tokens=8, system="Be brief.", messages=messages
     )
     proxied = anthropic.Anthropic(base_url=url + "/anthropic", api_key=token, max_retries=0)
+    final: Any
     if stream:
         with proxied.messages.stream(
             model="smol", max_tokens=16, system="Be brief.", messages=messages
