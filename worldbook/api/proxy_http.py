@@ -79,9 +79,17 @@ def _plan(
     return plan, ToolAnswerer(services, plan.request, living, message_id)
 
 
-async def prepare(request: Request, services: Services, protocol: Protocol) -> Turn:
-    opened = await run_in_threadpool(open_connection, services, token_of(request))
-    body = await body_of(request)
+def _open_and_plan(
+    services: Services,
+    token: str | None,
+    protocol: Protocol,
+    body: JSONDict | InvalidInput,
+    chat: str | None,
+) -> tuple[OpenConnection, ProxyPlan, ToolAnswerer]:
+    """The blocking part of a turn, in one trip to the thread pool."""
+    opened = open_connection(services, token)
+    if isinstance(body, InvalidInput):
+        raise body
     spec = opened.record.spec
     if spec.upstream_kind != protocol:
         raise InvalidInput(
@@ -91,8 +99,20 @@ async def prepare(request: Request, services: Services, protocol: Protocol) -> T
         )
     if spec.upstream_model:
         body["model"] = spec.upstream_model  # the connection fixes the model
+    plan, answerer = _plan(services, opened, protocol, body, chat)
+    return opened, plan, answerer
+
+
+async def prepare(request: Request, services: Services, protocol: Protocol) -> Turn:
+    try:
+        body: JSONDict | InvalidInput = await body_of(request)
+    except InvalidInput as bad:
+        body = bad  # said after the token is checked: a stranger learns nothing first
     chat = request.headers.get(CHAT_HEADER)
-    plan, answerer = await run_in_threadpool(_plan, services, opened, protocol, body, chat)
+    opened, plan, answerer = await run_in_threadpool(
+        _open_and_plan, services, token_of(request), protocol, body, chat
+    )
+    spec = opened.record.spec
     settings = services.settings
     upstream = Upstream(
         protocol,
@@ -112,6 +132,10 @@ def not_json(turn: Turn) -> LanguageModelError:
     )
 
 
+def _may_call_tools(raw: bytes) -> bool:
+    return b'"tool_calls"' in raw or b'"tool_use"' in raw
+
+
 async def complete(turn: Turn) -> Response:
     """A non-streaming turn: rounds until the model calls none of worldbook's tools."""
     body, usage = turn.plan.body, None
@@ -120,6 +144,11 @@ async def complete(turn: Turn) -> Response:
             answer = await call(turn.upstream, body, turn.passed)
             if answer.status >= 300:  # the upstream's own error: its status and body
                 await run_in_threadpool(turn.answerer.undo_all)
+                return Response(
+                    answer.body, answer.status, turn.headers(), media_type=answer.content_type
+                )
+            if round_no == 0 and not _may_call_tools(answer.body):
+                # The common turn: the upstream's bytes as they came (nothing to hide or sum).
                 return Response(
                     answer.body, answer.status, turn.headers(), media_type=answer.content_type
                 )
