@@ -9,6 +9,7 @@ asynchronous, so a slow model holds no thread.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +62,14 @@ class Turn:
     passed: dict[str, str]
     answerer: ToolAnswerer
     rounds: int
+    turn_ms: float = 0.0  # worldbook's own part: the token, the selection, the splice
 
     def headers(self) -> dict[str, str]:
-        return {"X-Worldbook-Trace": self.plan.header(), "X-Worldbook-Chat": self.plan.chat_id}
+        return {
+            "X-Worldbook-Trace": self.plan.header(),
+            "X-Worldbook-Chat": self.plan.chat_id,
+            "Server-Timing": f"turn;dur={self.turn_ms:.2f}",
+        }
 
 
 def _plan(
@@ -109,9 +115,11 @@ async def prepare(request: Request, services: Services, protocol: Protocol) -> T
     except InvalidInput as bad:
         body = bad  # said after the token is checked: a stranger learns nothing first
     chat = request.headers.get(CHAT_HEADER)
+    started = time.perf_counter()
     opened, plan, answerer = await run_in_threadpool(
         _open_and_plan, services, token_of(request), protocol, body, chat
     )
+    took = (time.perf_counter() - started) * 1000
     spec = opened.record.spec
     settings = services.settings
     upstream = Upstream(
@@ -122,7 +130,7 @@ async def prepare(request: Request, services: Services, protocol: Protocol) -> T
         settings.proxy_connect_timeout_s,
     )
     passed = {h: request.headers[h] for h in _PASSED[protocol] if h in request.headers}
-    return Turn(protocol, plan, upstream, passed, answerer, settings.proxy_tool_rounds)
+    return Turn(protocol, plan, upstream, passed, answerer, settings.proxy_tool_rounds, took)
 
 
 def not_json(turn: Turn) -> LanguageModelError:
