@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,11 +23,19 @@ import httpx
 JSONDict = dict[str, Any]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (the proxy's timeout) is part of the script, not an error."""
+
+
 @dataclass
 class Reply:
     status: int = 200
     body: JSONDict | None = None
     events: list[tuple[str | None, JSONDict | str]] | None = None  # (event name, data)
+    delay_s: float = 0.0  # wait before answering (timeouts)
 
 
 @dataclass
@@ -87,6 +96,7 @@ class ScriptedUpstream:
                         self.wfile.flush()
 
             def _send(self, reply: Reply) -> None:
+                time.sleep(reply.delay_s)
                 if reply.events is None:
                     data = json.dumps(reply.body).encode()
                     self.send_response(reply.status)
@@ -104,7 +114,7 @@ class ScriptedUpstream:
                     self.wfile.write(line.encode())
                     self.wfile.flush()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 

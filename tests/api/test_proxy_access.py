@@ -147,3 +147,15 @@ def test_allowed_upstreams(tmp_path: Path) -> None:
         assert refused.status_code == 422 and "not allowed" in refused.text
         allowed = _connect(client, key, "alice", "https://api.openai.com/v1", book_ids=book)
         assert allowed.status_code == 201
+
+
+def test_an_upstream_that_does_not_answer_in_time_is_504(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.queue(Reply(body=openai_answer("late"), delay_s=1.0))
+    for client, key, books in _client(tmp_path, proxy_timeout_s=0.2):
+        made = _connect(client, key, "alice", upstream.base_url, book_ids=[books.split()[0]])
+        headers = {"Authorization": f"Bearer {made.json()['token']}"}
+        late = client.post("/openai/v1/chat/completions", json=CHAT, headers=headers)
+        assert late.status_code == 504, late.text
+        assert "WORLDBOOK_PROXY_TIMEOUT_S" in late.json()["error"]["message"]
