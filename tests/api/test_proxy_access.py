@@ -159,3 +159,13 @@ def test_an_upstream_that_does_not_answer_in_time_is_504(
         late = client.post("/openai/v1/chat/completions", json=CHAT, headers=headers)
         assert late.status_code == 504, late.text
         assert "WORLDBOOK_PROXY_TIMEOUT_S" in late.json()["error"]["message"]
+
+
+def test_a_tokenizer_the_server_cannot_load_is_refused_at_creation(
+    env: tuple[TestClient, str, str],
+) -> None:
+    client, key, books = env
+    made = _connect(
+        client, key, "alice", "http://127.0.0.1:9/v1", book_ids=[books.split()[0]], tokenizer="nope"
+    )
+    assert made.status_code == 422 and made.json()["error"]["field"] == "tokenizer"

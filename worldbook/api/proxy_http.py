@@ -171,10 +171,13 @@ async def complete(turn: Turn) -> Response:
                 break
             results = [(c, await run_in_threadpool(turn.answerer.answer, c)) for c in ours]
             body = continue_with(turn.protocol, body, data, results)
+        final = strip_ours(turn.protocol, data)
     except WorldbookError:
         await run_in_threadpool(turn.answerer.undo_all)
         raise
-    final = strip_ours(turn.protocol, data)
+    except (KeyError, IndexError, TypeError, AttributeError):  # JSON, but not the protocol's
+        await run_in_threadpool(turn.answerer.undo_all)
+        raise not_json(turn) from None
     if usage is not None:
         final["usage"] = usage
     return JSONResponse(final, headers=turn.headers())

@@ -96,6 +96,11 @@ async def _rounds(turn: Turn, first: Stream, reader: Any) -> AsyncIterator[str]:
     except WorldbookError as exc:
         await run_in_threadpool(turn.answerer.undo_all)
         yield _error_event(turn, exc.message)
+    except (ValueError, KeyError, TypeError):  # an event that is not the protocol's JSON
+        await run_in_threadpool(turn.answerer.undo_all)
+        yield _error_event(
+            turn, f"The upstream at {turn.upstream.base_url} sent a malformed event."
+        )
 
 
 def _error_event(turn: Turn, message: str) -> str:

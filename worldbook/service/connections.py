@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from worldbook.adapters.secrets import Sealer
 from worldbook.core.connections import ConnectionRecord, ConnectionSpec, check_spec
-from worldbook.errors import AuthenticationFailed
+from worldbook.errors import AuthenticationFailed, InvalidInput
 from worldbook.service.services import Services
 from worldbook.settings import WorldbookSettings
 
@@ -30,6 +30,10 @@ def create_connection(
 ) -> tuple[ConnectionRecord, str]:
     """A new connection of ``owner_id``; returns it and its token (shown once)."""
     checked = check_spec(spec, allowed_hosts(services.settings))
+    try:  # a tokenizer this server cannot load would fail every turn: refuse it now
+        services.token_counter(checked.tokenizer)
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message, field="tokenizer") from None
     sealed = sealer(services.settings).seal(upstream_key) if upstream_key else None
     return services.store.create_connection(owner_id, checked, sealed)
 
