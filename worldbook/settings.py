@@ -303,6 +303,27 @@ class WorldbookSettings(BaseSettings):
             raise ValueError("WORLDBOOK_METRICS=token needs WORLDBOOK_METRICS_TOKEN")
         return self
 
+    # --- the proxy (ADR 0017) ---------------------------------------------------
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Seals connections' upstream API keys at rest (any string; a Fernet key "
+        "is derived from it). Unset: connections may have no upstream key.",
+    )
+    proxy_allowed_upstreams: tuple[str, ...] = Field(
+        default=(),
+        description="Upstream hosts connections may name (JSON list); empty: any host.",
+    )
+    proxy_timeout_s: float = Field(default=300.0, gt=0, le=3600)
+    proxy_connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    proxy_tool_rounds: int = Field(
+        default=4, ge=1, le=32, description="Upstream calls per turn answering worldbook tools."
+    )
+    proxy_output_reserve: int = Field(
+        default=1024,
+        ge=0,
+        description="Tokens kept free for the reply when the app sends no max_tokens.",
+    )
+
     @field_validator("llm_url", "llm_model")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:

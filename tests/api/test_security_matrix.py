@@ -24,6 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.api.conftest import LORE, Keys, auth
+from worldbook.core.connections import ConnectionSpec
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.living import LivingLimits
 from worldbook.core.living_calls import CallContext, parse_call
@@ -94,7 +95,8 @@ class Row:
     """How to call one route against a world, what success is, and which access rule applies.
 
     rule: free (no book involved) | view (seen: owner always, others if unlisted/public) |
-    use (seen and not trashed) | own (owner, not trashed) | own_any (owner, also trashed).
+    use (seen and not trashed) | own (owner, not trashed) | own_any (owner, also trashed) |
+    attacher (only its maker) | proxy (a connection token only: every API key is 401).
     """
 
     rule: str
@@ -143,6 +145,19 @@ def _logged_chat(w: World, parts: Components) -> Request:
     chat = f"chat-{w.book_id}"
     parts.services.store.record_chat_turn("owner", chat, states={}, log=record)
     return f"/v1/chats/{chat}/log", {}
+
+
+def _connection(w: World, parts: Components) -> Request:
+    """A connection of the owner's (ADR 0017), made fresh for each caller."""
+    spec = ConnectionSpec("App", "openai", "http://127.0.0.1:9/v1", book_ids=(w.book_id,))
+    record, _ = parts.services.store.create_connection("owner", spec, None)
+    return f"/v1/connections/{record.id}", {}
+
+
+def _proxy(path: str) -> Callable[[World, Components], Request]:
+    """A proxied turn sent with the caller's API key: API keys never open the proxy."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
+    return lambda w, p: (path, {"json": body})
 
 
 def _at(path: str, **request: Any) -> Callable[[World, Components], Request]:
@@ -282,6 +297,23 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("POST", "/v1/entries/{entry_id}/restore"): Row(
         "own", 200, _at("/v1/entries/{w.trashed_entry_id}/restore")
     ),
+    # Proxy connections and the proxy (ADR 0017): a connection is its maker's.
+    ("POST", "/v1/connections"): Row(
+        "free",
+        201,
+        lambda w, p: (
+            "/v1/connections",
+            {"json": {"name": "A", "upstream_url": "http://127.0.0.1:9/v1", "book_ids": ["b"]}},
+        ),
+    ),
+    ("GET", "/v1/connections"): Row("free", 200, _at("/v1/connections")),
+    ("POST", "/v1/connections/{connection_id}/rotate"): Row(
+        "attacher", 200, lambda w, p: (_connection(w, p)[0] + "/rotate", {})
+    ),
+    ("DELETE", "/v1/connections/{connection_id}"): Row("attacher", 200, _connection),
+    ("POST", "/openai/v1/chat/completions"): Row("proxy", 0, _proxy("/openai/v1/chat/completions")),
+    ("GET", "/openai/v1/models"): Row("proxy", 0, _at("/openai/v1/models")),
+    ("POST", "/anthropic/v1/messages"): Row("proxy", 0, _proxy("/anthropic/v1/messages")),
 }
 
 PUBLIC = {
@@ -297,6 +329,8 @@ PUBLIC = {
 
 
 def expected(rule: str, ok: int, actor: str, state: str) -> int:
+    if rule == "proxy":  # only a connection token opens the proxy (test_proxy_access.py)
+        return 401
     if actor in ("no_key", "revoked_key"):
         return 401
     if rule == "free":
@@ -364,7 +398,8 @@ def test_access_matrix(
         response = _call(client, route, row, world, parts, actor, keys)
         got[actor] = response.status_code
         if response.status_code >= 400:
-            assert set(response.json()) == {"error"}, response.text
+            shape = {"type", "error"} if route[1].startswith("/anthropic/") else {"error"}
+            assert set(response.json()) == shape, response.text
         if response.status_code == 404 and actor == "other_user" and state in HIDDEN:
             ghost = world.as_ghost()
             never = _call(client, route, row, ghost, parts, actor, keys)

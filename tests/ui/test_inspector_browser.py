@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -569,3 +570,30 @@ def test_classic_fields_only_in_books_that_use_them(browser: Browser, server: Se
     )
     page.wait_for_selector("form.editor h2:text-is('Storm bell')")
     assert "Storm bell" in titles_in_order(server, made["world"][0])
+
+
+# --- connect an app (ADR 0017) ---------------------------------------------------------------
+
+
+def test_connect_an_app_shows_the_three_values_once(browser: Browser, server: Server) -> None:
+    book = server.call("POST", "/v1/books", {"title": "Proxy world"})
+    sign_in(browser, server)
+    page = browser.page
+    page.click("#nav a[data-nav=connect]")
+    page.wait_for_selector("h1:text-is('Connect an app')")
+    page.fill("input[type=url]", "http://127.0.0.1:9/v1")
+    page.fill("label:has-text('Model (optional)') input", "smol-fixed")
+    page.check(f"input[type=checkbox][value='{book['id']}']")
+    page.click("form button[type=submit]")
+    page.wait_for_selector("#paste-title")
+    browser.shot("connect-an-app")
+    token = page.input_value("input[aria-label='API key']")
+    base = page.input_value("input[aria-label='Base URL']")
+    assert token.startswith("wbc_") and base == server.base + "/openai/v1"
+    assert page.input_value("input[aria-label='Model']") == "smol-fixed"
+    request = urllib.request.Request(base + "/models", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert json.loads(response.read())["data"][0]["id"] == "smol-fixed"
+    page.reload()
+    page.wait_for_selector("h1:text-is('Connect an app')")
+    assert token not in page.content()  # shown once

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from worldbook.adapters.upstream import close_client
 from worldbook.api import observe
 from worldbook.api.errors import error_body, install_error_handlers
 from worldbook.api.routes import (
@@ -23,8 +24,10 @@ from worldbook.api.routes import (
     authoring,
     books,
     chats,
+    connections,
     entries,
     limits,
+    proxy,
     stats,
     system,
     transfer,
@@ -108,6 +111,7 @@ def create_app(
         try:
             yield
         finally:
+            await close_client()  # the proxy's upstream connections (ADR 0017)
             if owned:
                 app.state.components.close()
                 mark_exited(metrics().directory)  # its live gauges (RSS) leave with it
@@ -135,5 +139,7 @@ def create_app(
     app.include_router(authoring.router, prefix=API_PREFIX)
     app.include_router(writes.router, prefix=API_PREFIX)  # the living world (ADR 0006)
     app.include_router(limits.router, prefix=API_PREFIX)  # public: the page reads its limits
+    app.include_router(connections.router, prefix=API_PREFIX)  # proxy connections (ADR 0017)
+    app.include_router(proxy.router)  # /openai/v1 and /anthropic/v1 (ADR 0017)
     ui.install(app)  # the lore inspector at /ui, a client of /v1 like any other app
     return app

@@ -151,7 +151,7 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_input", message, field)
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     message = exc.detail if isinstance(exc.detail, str) else "Request failed."
@@ -159,6 +159,11 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
         message = "No such route; see /docs for the API."
     if exc.status_code == 405:
         message = "This method is not allowed on this route; see /docs for the API."
+    for protocol in ("openai", "anthropic"):  # the proxy's routes answer in their protocol's
+        if request.url.path.startswith(f"/{protocol}/"):  # shape (ADR 0017)
+            from worldbook.api.proxy_errors import protocol_error
+
+            return protocol_error(protocol, exc.status_code, message, code)
     return error_response(exc.status_code, code, message, **dict(exc.headers or {}))
 
 

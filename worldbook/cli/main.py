@@ -27,6 +27,7 @@ COMMANDS = (
     LazyCommand("generate", "worldbook.cli.authoring:generate_command", "Draft a world book."),
     LazyCommand("split", "worldbook.cli.authoring:split_command", "Split a text into entries."),
     LazyCommand("db", "worldbook.cli.db:db_app", "Copy or back up the database."),
+    LazyCommand("connections", "worldbook.cli.connections:connections_app", "Connect an app."),
 )
 
 app = typer.Typer(

@@ -23,6 +23,7 @@ from worldbook.ports.search import (
 from worldbook.ports.store import (
     BookStore,
     ChatStore,
+    ConnectionStore,
     EntryReader,
     ImportStore,
     KeyStore,
@@ -39,6 +40,7 @@ __all__ = [
     "BookStore",
     "BookVectors",
     "ChatStore",
+    "ConnectionStore",
     "Embedder",
     "EntryReader",
     "ImportStore",

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from worldbook.core.connections import ConnectionRecord, ConnectionSpec
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.living import (
     LivingLimits,
@@ -203,6 +204,22 @@ class KeyStore(Protocol):
     def list_api_keys(self) -> list[ApiKeyRecord]: ...
 
 
+class ConnectionStore(Protocol):
+    """Proxy connections (ADR 0017): tokens stored hashed, upstream keys sealed."""
+
+    def create_connection(
+        self, owner_id: str, spec: ConnectionSpec, sealed_key: str | None
+    ) -> tuple[ConnectionRecord, str]: ...
+    def authenticate_connection(
+        self, plaintext: str
+    ) -> tuple[ConnectionRecord, str | None] | None: ...
+    def list_connections(self, owner_id: str) -> list[ConnectionRecord]: ...
+    def rotate_connection(
+        self, owner_id: str, connection_id: str
+    ) -> tuple[ConnectionRecord, str]: ...
+    def revoke_connection(self, owner_id: str, connection_id: str) -> ConnectionRecord: ...
+
+
 class WriteStore(Protocol):
     """The living world's writes and the entry trash they use (rules in
     :mod:`worldbook.core.living_ops`)."""
@@ -243,6 +260,7 @@ class Store(
     ChatStore,
     KeyStore,
     WriteStore,
+    ConnectionStore,
     Protocol,
 ):
     """Every role at once (``SqlStore``, ``InMemoryStore``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from worldbook.adapters.store.attachments import AttachmentsMixin
 from worldbook.adapters.store.books import BooksMixin
 from worldbook.adapters.store.chats import ChatsMixin
+from worldbook.adapters.store.connections import ConnectionsMixin
 from worldbook.adapters.store.entries import EntriesMixin
 from worldbook.adapters.store.keys import KeysMixin
 from worldbook.adapters.store.migrate import upgrade_database
@@ -22,6 +23,7 @@ class SqlStore(
     VectorsMixin,
     UsageMixin,
     ChatsMixin,
+    ConnectionsMixin,  # proxy connections (ADR 0017)
 ):
     """The store on SQLite (default) or PostgreSQL, chosen by the SQLAlchemy URL.
 

@@ -291,6 +291,20 @@ class EntryTrashRow(_Base, table=True):
     write_id: str | None = Field(sa_column=sa.Column(sa.String(ID), nullable=True))
 
 
+class ConnectionRow(_Base, table=True):
+    """A proxy connection (ADR 0017): token stored hashed, upstream key sealed."""
+
+    __tablename__ = "connections"
+    id: str = Field(sa_column=sa.Column(sa.String(ID), primary_key=True))
+    owner_id: str = _fk("users.id", index=True)
+    secret_sha256: str = Field(sa_column=sa.Column(sa.String(64), nullable=False, unique=True))
+    prefix: str = Field(sa_column=sa.Column(sa.String(16), nullable=False, index=True))
+    spec: dict[str, Any] = _json()
+    upstream_key: str | None = Field(sa_column=sa.Column(sa.Text(), nullable=True))
+    created_at: datetime = _ts()
+    revoked_at: datetime | None = _ts(nullable=True)
+
+
 metadata: sa.MetaData = _Base.metadata
 
 
@@ -318,3 +332,4 @@ chat_log = table(ChatLogRow)
 lore_writes = table(LoreWriteRow)
 living_entries = table(LivingEntryRow)
 entry_trash = table(EntryTrashRow)
+connections = table(ConnectionRow)

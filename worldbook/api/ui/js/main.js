@@ -9,6 +9,7 @@ import { renderSignIn } from "./views/signin.js";
 import { renderBooks, renderLibrary, renderTrash } from "./views/books.js";
 import { renderImport } from "./views/import.js";
 import { renderBook } from "./views/book.js";
+import { renderConnect } from "./views/connect.js";
 
 const ROUTES = [
   [/^#\/signin$/, renderSignIn, { open: true }],
@@ -16,6 +17,7 @@ const ROUTES = [
   [/^#\/library$/, renderLibrary],
   [/^#\/trash$/, renderTrash],
   [/^#\/import$/, renderImport],
+  [/^#\/connect$/, renderConnect],
   [/^#\/book\/([A-Za-z0-9_-]+)\/([a-z-]+)(?:\/([A-Za-z0-9_-]+))?$/, renderBook],
 ];
 
