@@ -9,19 +9,17 @@ attempts), and a call sent by 8 writers at once is written once.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
+from tests import served
 from tests.api.conftest import auth, make_components
 from tests.concurrency import run_threads
 from tests.conftest import _Postgres, _postgres_database
@@ -39,25 +37,9 @@ class Live:
     headers: dict[str, str]
 
 
-@contextmanager
-def serve(parts: Components) -> Iterator[str]:
+def serve(parts: Components) -> AbstractContextManager[str]:
     """The app on a free loopback port, in a uvicorn thread; yields its base URL."""
-    config = uvicorn.Config(
-        create_app(components=parts), host="127.0.0.1", port=0, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    return served.serve(create_app(components=parts))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
