@@ -23,6 +23,16 @@ DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 POSTGRES_URL = os.environ.get("WORLDBOOK_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL
 
 
+INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/integration is out of the fast tier (see pyproject's addopts)."""
+    for item in items:
+        if item.path.is_relative_to(INTEGRATION):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(autouse=True)
 def _clean_worldbook_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No WORLDBOOK_* setting leaks from the shell into a test (the test service URLs stay)."""

@@ -35,6 +35,9 @@ from worldbook.service.components import Components
 
 LORE = "The salt towers of Saltreach hold the drowned archive; its keeper is Vessa the blind."
 
+# httpx waits 5 s by default; a loaded CI machine can take longer to answer a turn.
+TIMEOUT = 60.0
+
 
 @dataclass
 class Proxy:
@@ -52,7 +55,9 @@ class Proxy:
             "book_ids": [self.book_id],
             **fields,
         }
-        made = httpx.post(f"{self.url}/v1/connections", json=body, headers=self.headers)
+        made = httpx.post(
+            f"{self.url}/v1/connections", json=body, headers=self.headers, timeout=TIMEOUT
+        )
         assert made.status_code == 201, made.text
         created: dict[str, Any] = made.json()
         return created
@@ -111,7 +116,9 @@ def test_openai_sdk_non_streaming(proxy: Proxy) -> None:
     assert "tools" not in body  # the app sent none: the world index only
     trace = json.loads(raw.headers["x-worldbook-trace"])
     assert trace["canon"] == 1 and trace["given_up"] == []
-    log = httpx.get(f"{proxy.url}/v1/chats/{trace['chat']}/log", headers=proxy.headers)
+    log = httpx.get(
+        f"{proxy.url}/v1/chats/{trace['chat']}/log", headers=proxy.headers, timeout=TIMEOUT
+    )
     assert log.status_code == 200 and len(log.json()["turns"]) == 1  # the /v1/select path
 
 
@@ -297,6 +304,7 @@ def test_worldbook_errors_in_each_protocols_shape(proxy: Proxy) -> None:
         f"{proxy.url}/anthropic/v1/messages",
         json={"model": "c", "messages": []},
         headers={"x-api-key": conn["token"]},
+        timeout=TIMEOUT,
     )
     assert empty.status_code == 401 or empty.json()["type"] == "error"
     assert proxy.upstream.seen == []  # nothing went upstream

@@ -42,6 +42,9 @@ CANON = (
 )
 ASK = "Describe Saltreach in one sentence."
 
+# httpx waits 5 s by default; a loaded CI machine can take longer to answer a turn.
+TIMEOUT = 60.0
+
 
 @pytest.fixture
 def world(tmp_path: Path, llm_server: LocalLLMServer) -> Iterator[tuple[str, str, str]]:
@@ -62,7 +65,9 @@ def world(tmp_path: Path, llm_server: LocalLLMServer) -> Iterator[tuple[str, str
                     "book_ids": [book.id],
                     "input_window": 4096,
                 }
-                made = httpx.post(f"{url}/v1/connections", json=body, headers=auth(key, "alice"))
+                made = httpx.post(
+                    f"{url}/v1/connections", json=body, headers=auth(key, "alice"), timeout=TIMEOUT
+                )
                 assert made.status_code == 201, made.text
                 tokens.append(made.json()["token"])
             yield url, tokens[0], tokens[1]
@@ -161,7 +166,9 @@ def test_tool_round_trip_answered_by_the_real_model(
                     "book_ids": [book.id],
                     "supports_tools": True,
                 }
-                made = httpx.post(f"{url}/v1/connections", json=body, headers=auth(key, "alice"))
+                made = httpx.post(
+                    f"{url}/v1/connections", json=body, headers=auth(key, "alice"), timeout=TIMEOUT
+                )
                 text = _ask(protocol, url, made.json()["token"])
     finally:
         relay.stop()
