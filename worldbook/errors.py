@@ -55,12 +55,6 @@ class WorldbookError(Exception):
         self.message = message
         self.field = field
 
-    def to_dict(self) -> dict[str, str]:
-        body = {"code": self.code, "message": self.message}
-        if self.field is not None:
-            body["field"] = self.field
-        return body
-
 
 class InvalidInput(WorldbookError):
     """A value is malformed or out of its allowed range."""

@@ -63,7 +63,7 @@ def test_no_arguments_shows_the_same_list_cheaply() -> None:
 def test_a_command_loads_its_module_only_when_asked() -> None:
     _, modules = _modules_after("bench", "--help")
     assert "worldbook.cli.bench" in modules
-    assert "worldbook.cli.turns" not in modules
+    assert "worldbook.cli.selection" not in modules
 
 
 @pytest.mark.parametrize("command", [c.name for c in COMMANDS])

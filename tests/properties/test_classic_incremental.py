@@ -23,7 +23,7 @@ from worldbook.core.classic import (
 )
 from worldbook.core.classic.compiled import CompiledBook
 from worldbook.core.classic.keys import RegexClock
-from worldbook.core.classic.textforms import TextForms
+from worldbook.core.classic.scanned_text import TextForms
 from worldbook.core.types import Message
 from worldbook.runtime.classic_cache import ClassicMatcherCache
 from worldbook.testing import WordTokenizer

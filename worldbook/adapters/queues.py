@@ -98,10 +98,6 @@ class CeleryIndexQueue:
         for start in range(0, len(ids), self._per_message):
             self._send(INDEX_TASK, args=[ids[start : start + self._per_message]])
 
-    def send_sweep(self) -> None:
-        """Ask a worker to run the sweep (what Celery beat does on its schedule)."""
-        self._send(SWEEP_TASK)
-
     def _send(self, task: str, args: list[Any] | None = None) -> None:
         """Send one task message; a broker that cannot be reached is :class:`QueueUnavailable`."""
         # The request that queued the task names it, so the worker's log lines carry its id.

@@ -24,7 +24,6 @@ from types import TracebackType
 from worldbook.bench.load_client import WORDS
 from worldbook.core.drafts import BookDraft, EntryDraft
 
-DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 ENTRIES = 34  # the book of docs/design/benchmarks.md's load runs
 
 

@@ -35,7 +35,6 @@ class PrewarmQueue(BatchWorker[str]):
         self._embed = embed
         self._max = max_texts
         self._batch = batch
-        self.shed = 0  # texts refused because the queue was full
 
     def submit(self, texts: Sequence[str]) -> None:
         """Queue ``texts`` (all or none)."""
@@ -43,7 +42,6 @@ class PrewarmQueue(BatchWorker[str]):
             if self._stopping:
                 return
             if len(self._queue) + len(texts) > self._max:
-                self.shed += len(texts)
                 raise RateLimited(
                     f"prewarm queue is full ({self._max} texts waiting); this is only a cache "
                     "warm-up, so skip it or retry in a second.",

@@ -61,13 +61,6 @@ class ImportTable(EntryTable):
             ]
         return max(running, key=lambda j: j.created_at, default=None)
 
-    def advance_import_job(self, job_id: str, done_entries: int) -> ImportJobRecord:
-        with self._lock:
-            job = self.get_import_job(job_id)
-            self._running_job(job_id, job.book_id)
-            self._advance(job_id, done_entries)
-            return self._jobs[job_id]
-
     def finish_import_job(self, job_id: str, status: ImportStatus = "done") -> ImportJobRecord:
         if status not in ("done", "failed"):
             raise InvalidInput('status must be "done" or "failed".', field="status")

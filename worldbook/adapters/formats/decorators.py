@@ -21,11 +21,3 @@ def join_decorators(lines: list[str], lore: str) -> str:
     if not lines:
         return lore
     return "\n".join(lines) + "\n" + lore
-
-
-def parse_decorator(line: str) -> tuple[str, str, bool]:
-    """``"@@depth 4"`` → ``("depth", "4", False)``; a ``@@@`` fallback line gives True."""
-    fallback = line.startswith("@@@")
-    body = line[3:] if fallback else line[2:]
-    name, _, value = body.strip().partition(" ")
-    return name, value.strip(), fallback

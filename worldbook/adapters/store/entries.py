@@ -26,7 +26,7 @@ from worldbook.core.drafts import (
 )
 from worldbook.core.embed_text import entry_content_hash
 from worldbook.core.limits import check_entry_query
-from worldbook.core.ordering import Target, gap_for, parse_target, renumber, spread_or_renumber
+from worldbook.core.ordering import Target, gap_for, parse_target, spread_or_renumber
 from worldbook.core.records import ALL_ENTRIES, EntryQuery, EntryRecord, EntryStamp, now
 from worldbook.core.store_rules import new_id
 from worldbook.core.types import IndexStatus
@@ -293,12 +293,6 @@ class EntriesMixin(StoreBase):
             .order_by(t.entries.c.position, t.entries.c.id)
         ).mappings()
         return [entry_record(r) for r in rows]
-
-    def renumber_book(self, book_id: str) -> None:
-        """Reset a book's positions to even gaps (maintenance; list order unchanged)."""
-        with write_tx(self._engine) as conn:
-            self._lock_book(conn, book_id)
-            self._write_positions(conn, renumber([e for e, _ in self._order(conn, book_id)]))
 
 
 class _SqlOrder:

@@ -238,13 +238,6 @@ class UsageMixin(StoreBase):
             )
         return None if row is None else _job_record(row)
 
-    def advance_import_job(self, job_id: str, done_entries: int) -> ImportJobRecord:
-        """Add progress to a job when entries were written outside ``add_entries``."""
-        job = self.get_import_job(job_id)
-        with write_tx(self._engine) as conn:
-            advance_job(conn, job_id, job.book_id, done_entries)
-        return self.get_import_job(job_id)
-
     def finish_import_job(self, job_id: str, status: ImportStatus = "done") -> ImportJobRecord:
         if status not in ("done", "failed"):
             raise InvalidInput('status must be "done" or "failed".', field="status")

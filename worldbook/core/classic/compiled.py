@@ -30,7 +30,7 @@ from worldbook.core.classic.model import (
     ClassicEntry,
     ClassicRole,
 )
-from worldbook.core.classic.textforms import TextForms
+from worldbook.core.classic.scanned_text import TextForms
 
 KeyRef = tuple[int, str]  # (key id, the key as the entry wrote it)
 DEFAULT_RECORDS = "default_records"  # memo: every spec's turn-independent trace record

@@ -23,8 +23,8 @@ from worldbook.core.classic.matchers import ClassicMatchers, CompileEach
 from worldbook.core.classic.model import MAX_PASSES, ClassicTurn
 from worldbook.core.classic.result import ClassicResult, TraceRecord
 from worldbook.core.classic.scan import BookScan, ContentSource
+from worldbook.core.classic.scanned_text import TextForms
 from worldbook.core.classic.state import BookState, ChatState
-from worldbook.core.classic.textforms import TextForms
 from worldbook.core.classic.timed import next_state, start_turn
 from worldbook.core.classic.trace import activation, default_records, record
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import ahocorasick
 
 from worldbook.core.classic.keys import PlainForm, RegexClock, RegexKey, compile_regex, edges_ok
-from worldbook.core.classic.textforms import TextForms
+from worldbook.core.classic.scanned_text import TextForms
 
 REBASE_SHARE = 8  # rebuild a variant's base automaton when skipped + overlay > base / 8
 REBASE_MIN = 256  # ... and above this many keys (small books rebuild on every change)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from worldbook.core.classic.compiled import CompiledBook, EntrySpec, KeyRef
 from worldbook.core.classic.keys import RegexClock
 from worldbook.core.classic.result import KeyHit
-from worldbook.core.classic.textforms import TextForms
+from worldbook.core.classic.scanned_text import TextForms
 
 
 @dataclass(frozen=True, slots=True)

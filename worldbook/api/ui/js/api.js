@@ -67,7 +67,7 @@ export async function call(method, path, { json, body, query, credentials, raw }
   let response;
   try {
     response = await fetch(url.pathname + url.search, init);
-  } catch (err) {
+  } catch {
     throw new ApiError(0, "network", "The server did not answer; is it running?");
   }
   if (!response.ok) throw await failure(response);

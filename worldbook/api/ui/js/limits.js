@@ -37,9 +37,7 @@ function isWide(codePoint) {
 
 /** Code points, as Python's len() counts them (a JS string's length counts UTF-16 units). */
 export function length(text) {
-  let n = 0;
-  for (const _ of text) n += 1;
-  return n;
+  return [...text].length; // a string's iterator walks code points
 }
 
 /** The length that the minimums use: wide characters count twice. */
