@@ -16,10 +16,10 @@ cross-lingual quality on fixed subsets:
   3 × k, USE blind outside its languages, as ``service.aligned_view`` does) and the same with
   each other candidate fused in as a third view (each weight of ``--third-weights``).
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 <venv>/bin/python benchmarks/bench_encoder_candidates_2026.py
-
-Writes ``benchmarks/results/encoder_candidates.json``.
-"""
+The candidates live in a venv V of their own, never the project's ``.venv`` (ADR 0022: torch
+2.13.0, the project's dependencies, ``tokenlearn-static-model model2vec anygrep``); then
+``PYTHONPATH=$PWD V/bin/python benchmarks/bench_encoder_candidates_2026.py [--samples DIR]``.
+Writes ``benchmarks/results/encoder_candidates.json``."""
 
 from __future__ import annotations
 
