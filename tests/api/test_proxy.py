@@ -27,16 +27,13 @@ from tests.scripted_upstream import (
     openai_call,
     openai_chunks,
 )
-from tests.served import serve
+from tests.served import TIMEOUT, serve
 from worldbook.api.app import create_app
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.rendering import STABLE_HEADER, TURN_HEADER
 from worldbook.service.components import Components
 
 LORE = "The salt towers of Saltreach hold the drowned archive; its keeper is Vessa the blind."
-
-# httpx waits 5 s by default; a loaded CI machine can take longer to answer a turn.
-TIMEOUT = 60.0
 
 
 @dataclass
