@@ -6,10 +6,6 @@ app's own fields — and what the SDK got are both checked."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import closing
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -17,66 +13,18 @@ import httpx
 import openai
 import pytest
 
-from tests.api.conftest import auth, make_components
+from tests.api.conftest import PROXY_LORE as LORE
+from tests.api.conftest import Proxy
 from tests.scripted_upstream import (
     Reply,
-    ScriptedUpstream,
     anthropic_answer,
     anthropic_events,
     openai_answer,
     openai_call,
     openai_chunks,
 )
-from tests.served import TIMEOUT, serve
-from worldbook.api.app import create_app
-from worldbook.core.drafts import BookDraft, EntryDraft
+from tests.served import TIMEOUT
 from worldbook.core.rendering import STABLE_HEADER, TURN_HEADER
-from worldbook.service.components import Components
-
-LORE = "The salt towers of Saltreach hold the drowned archive; its keeper is Vessa the blind."
-
-
-@dataclass
-class Proxy:
-    url: str
-    parts: Components
-    upstream: ScriptedUpstream
-    headers: dict[str, str]  # alice's API key
-    book_id: str
-
-    def connect(self, **fields: Any) -> dict[str, Any]:
-        body = {
-            "name": "Tavern",
-            "upstream_url": self.upstream.base_url,
-            "upstream_key": "sk-upstream-secret",
-            "book_ids": [self.book_id],
-            **fields,
-        }
-        made = httpx.post(
-            f"{self.url}/v1/connections", json=body, headers=self.headers, timeout=TIMEOUT
-        )
-        assert made.status_code == 201, made.text
-        created: dict[str, Any] = made.json()
-        return created
-
-
-@pytest.fixture
-def proxy(tmp_path: Path) -> Iterator[Proxy]:
-    upstream = ScriptedUpstream().start()
-    with closing(make_components(tmp_path, secret_key="a test secret")) as parts:
-        store = parts.services.store
-        _, key = store.create_api_key("tests")
-        book = store.create_book("alice", BookDraft(title="Saltreach"))
-        drafts = [
-            EntryDraft(title="Saltreach", lore=LORE, canon=True),
-            EntryDraft(title="Vessa", lore="Vessa keeps the archive and never leaves it."),
-        ]
-        store.add_entries(book.id, drafts)
-        try:
-            with serve(create_app(components=parts)) as url:
-                yield Proxy(url, parts, upstream, auth(key, "alice"), book.id)
-        finally:
-            upstream.stop()
 
 
 def system_texts(seen: dict[str, Any]) -> list[str]:
