@@ -72,6 +72,8 @@ class ScriptedUpstream:
                 pass
 
             def do_GET(self) -> None:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                owner.seen.append(Seen(self.path, headers, {}))
                 listed = Reply(body={"object": "list", "data": [{"id": "scripted"}]})
                 self._send(owner.models or listed)
 

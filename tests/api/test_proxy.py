@@ -298,3 +298,52 @@ def test_models_lists_the_fixed_model(proxy: Proxy) -> None:
     proxy.upstream.queue(Reply(body=openai_answer("ok")))
     client.chat.completions.create(model="other", messages=[{"role": "user", "content": "x"}])
     assert proxy.upstream.seen[-1].body["model"] == "smol-fixed"
+
+
+def test_anthropic_models_lists_the_fixed_model_in_anthropics_shape(proxy: Proxy) -> None:
+    conn = proxy.connect(upstream_kind="anthropic", upstream_model="claude-fixed")
+    client = anthropic.Anthropic(base_url=proxy.url + "/anthropic", api_key=conn["token"])
+    assert [m.id for m in client.models.list()] == ["claude-fixed"]
+    listed = httpx.get(
+        proxy.url + "/anthropic/v1/models", headers={"x-api-key": conn["token"]}, timeout=TIMEOUT
+    ).json()
+    assert set(listed) == {"data", "has_more", "first_id", "last_id"}
+    assert (listed["has_more"], listed["first_id"], listed["last_id"]) == (
+        False,
+        "claude-fixed",
+        "claude-fixed",
+    )
+    (model,) = listed["data"]
+    assert model["type"] == "model" and model["display_name"] == "claude-fixed"
+    assert model["created_at"].endswith("Z")  # RFC 3339, as Anthropic's API sends it
+    assert proxy.upstream.seen == []  # nothing asked upstream
+
+
+def test_anthropic_models_pass_the_upstreams_pages_through(proxy: Proxy) -> None:
+    conn = proxy.connect(upstream_kind="anthropic")
+    page = {
+        "data": [
+            {
+                "type": "model",
+                "id": "c-2",
+                "display_name": "C 2",
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+        ],
+        "has_more": False,
+        "first_id": "c-2",
+        "last_id": "c-2",
+    }
+    proxy.upstream.models = Reply(body=page)
+    client = anthropic.Anthropic(base_url=proxy.url + "/anthropic", api_key=conn["token"])
+    listed = client.models.list(limit=1, after_id="c-1")
+    assert [m.id for m in listed.data] == ["c-2"]
+    seen = proxy.upstream.seen[-1]
+    assert seen.path.startswith("/v1/models?") and "after_id=c-1" in seen.path
+    assert "limit=1" in seen.path and seen.headers["x-api-key"] == "sk-upstream-secret"
+    gpt = proxy.connect()  # an OpenAI connection asked at the Anthropic base URL
+    wrong = anthropic.Anthropic(
+        base_url=proxy.url + "/anthropic", api_key=gpt["token"], max_retries=0
+    )
+    with pytest.raises(anthropic.UnprocessableEntityError, match="speaks openai"):
+        wrong.models.list()

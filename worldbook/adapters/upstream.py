@@ -167,11 +167,13 @@ class Stream:
             await self._response.aclose()
 
 
-async def list_models(upstream: Upstream) -> Answer:
-    """The upstream's ``GET /models`` (OpenAI), passed through."""
+async def list_models(upstream: Upstream, params: dict[str, str] | None = None) -> Answer:
+    """The upstream's ``GET /models`` (both protocols serve it), passed through."""
     url = upstream.base_url.rstrip("/") + "/models"
     try:
-        response = await client().get(url, headers=upstream.headers({}), timeout=upstream.timeout())
+        response = await client().get(
+            url, params=params, headers=upstream.headers({}), timeout=upstream.timeout()
+        )
     except httpx.TransportError as exc:
         raise _failure(upstream, exc) from None
     return _answer(upstream, response)
