@@ -36,6 +36,9 @@ class Reply:
     body: JSONDict | None = None
     events: list[tuple[str | None, JSONDict | str]] | None = None  # (event name, data)
     delay_s: float = 0.0  # wait before answering (timeouts)
+    # A server that echoes the request's headers: "$authorization" and "$x-api-key" in the
+    # body or events become the values the request carried.
+    echo: bool = False
 
 
 @dataclass
@@ -51,6 +54,7 @@ class ScriptedUpstream:
     seen: list[Seen] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
     relay: tuple[str, str] | None = None  # (base URL, key): unscripted calls go to a real model
+    models: Reply | None = None  # the answer to GET /models (else a list of one model)
 
     @property
     def base_url(self) -> str:
@@ -68,7 +72,10 @@ class ScriptedUpstream:
                 pass
 
             def do_GET(self) -> None:
-                self._send(Reply(body={"object": "list", "data": [{"id": "scripted"}]}))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                owner.seen.append(Seen(self.path, headers, {}))
+                listed = Reply(body={"object": "list", "data": [{"id": "scripted"}]})
+                self._send(owner.models or listed)
 
             def do_POST(self) -> None:
                 size = int(self.headers.get("content-length", "0"))
@@ -95,10 +102,16 @@ class ScriptedUpstream:
                         self.wfile.write(piece)
                         self.wfile.flush()
 
+            def _echoed(self, text: str, reply: Reply) -> str:
+                if reply.echo:
+                    for name in ("authorization", "x-api-key"):
+                        text = text.replace(f"${name}", self.headers.get(name) or "")
+                return text
+
             def _send(self, reply: Reply) -> None:
                 time.sleep(reply.delay_s)
                 if reply.events is None:
-                    data = json.dumps(reply.body).encode()
+                    data = self._echoed(json.dumps(reply.body), reply).encode()
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
@@ -110,6 +123,7 @@ class ScriptedUpstream:
                 self.end_headers()
                 for name, event in reply.events:
                     text = event if isinstance(event, str) else json.dumps(event)
+                    text = self._echoed(text, reply)
                     line = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                     self.wfile.write(line.encode())
                     self.wfile.flush()

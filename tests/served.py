@@ -11,6 +11,10 @@ from contextlib import contextmanager
 import uvicorn
 from fastapi import FastAPI
 
+# How long a test's client waits for the served app's answer. httpx waits 5 s by default; a
+# loaded CI machine can take longer to answer a turn (the proxy tests, unit and integration).
+TIMEOUT = 60.0
+
 
 @contextmanager
 def serve(app: FastAPI) -> Iterator[str]:

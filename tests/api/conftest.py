@@ -6,13 +6,18 @@ from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tests.scripted_upstream import ScriptedUpstream
+from tests.served import TIMEOUT, serve
 from worldbook.adapters.store import open_store
 from worldbook.api.app import create_app
+from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.service.components import Components
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
@@ -107,3 +112,52 @@ def new_book(
         assert changed.status_code == 200, changed.text
         book = changed.json()
     return book
+
+
+# --- the proxy (ADR 0017) served for the official SDKs, against a scripted upstream -------
+PROXY_LORE = "The salt towers of Saltreach hold the drowned archive; its keeper is Vessa the blind."
+UPSTREAM_KEY = "sk-upstream-secret"
+
+
+@dataclass
+class Proxy:
+    url: str
+    parts: Components
+    upstream: ScriptedUpstream
+    headers: dict[str, str]  # alice's API key
+    book_id: str
+
+    def connect(self, **fields: Any) -> dict[str, Any]:
+        body = {
+            "name": "Tavern",
+            "upstream_url": self.upstream.base_url,
+            "upstream_key": UPSTREAM_KEY,
+            "book_ids": [self.book_id],
+            **fields,
+        }
+        made = httpx.post(
+            f"{self.url}/v1/connections", json=body, headers=self.headers, timeout=TIMEOUT
+        )
+        assert made.status_code == 201, made.text
+        created: dict[str, Any] = made.json()
+        return created
+
+
+@pytest.fixture
+def proxy(tmp_path: Path) -> Iterator[Proxy]:
+    """The app served on loopback, alice's book of two entries, a scripted upstream."""
+    upstream = ScriptedUpstream().start()
+    with closing(make_components(tmp_path, secret_key="a test secret")) as parts:
+        store = parts.services.store
+        _, key = store.create_api_key("tests")
+        book = store.create_book("alice", BookDraft(title="Saltreach"))
+        drafts = [
+            EntryDraft(title="Saltreach", lore=PROXY_LORE, canon=True),
+            EntryDraft(title="Vessa", lore="Vessa keeps the archive and never leaves it."),
+        ]
+        store.add_entries(book.id, drafts)
+        try:
+            with serve(create_app(components=parts)) as url:
+                yield Proxy(url, parts, upstream, auth(key, "alice"), book.id)
+        finally:
+            upstream.stop()

@@ -6,10 +6,6 @@ app's own fields — and what the SDK got are both checked."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import closing
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -17,69 +13,18 @@ import httpx
 import openai
 import pytest
 
-from tests.api.conftest import auth, make_components
+from tests.api.conftest import PROXY_LORE as LORE
+from tests.api.conftest import Proxy
 from tests.scripted_upstream import (
     Reply,
-    ScriptedUpstream,
     anthropic_answer,
     anthropic_events,
     openai_answer,
     openai_call,
     openai_chunks,
 )
-from tests.served import serve
-from worldbook.api.app import create_app
-from worldbook.core.drafts import BookDraft, EntryDraft
+from tests.served import TIMEOUT
 from worldbook.core.rendering import STABLE_HEADER, TURN_HEADER
-from worldbook.service.components import Components
-
-LORE = "The salt towers of Saltreach hold the drowned archive; its keeper is Vessa the blind."
-
-# httpx waits 5 s by default; a loaded CI machine can take longer to answer a turn.
-TIMEOUT = 60.0
-
-
-@dataclass
-class Proxy:
-    url: str
-    parts: Components
-    upstream: ScriptedUpstream
-    headers: dict[str, str]  # alice's API key
-    book_id: str
-
-    def connect(self, **fields: Any) -> dict[str, Any]:
-        body = {
-            "name": "Tavern",
-            "upstream_url": self.upstream.base_url,
-            "upstream_key": "sk-upstream-secret",
-            "book_ids": [self.book_id],
-            **fields,
-        }
-        made = httpx.post(
-            f"{self.url}/v1/connections", json=body, headers=self.headers, timeout=TIMEOUT
-        )
-        assert made.status_code == 201, made.text
-        created: dict[str, Any] = made.json()
-        return created
-
-
-@pytest.fixture
-def proxy(tmp_path: Path) -> Iterator[Proxy]:
-    upstream = ScriptedUpstream().start()
-    with closing(make_components(tmp_path, secret_key="a test secret")) as parts:
-        store = parts.services.store
-        _, key = store.create_api_key("tests")
-        book = store.create_book("alice", BookDraft(title="Saltreach"))
-        drafts = [
-            EntryDraft(title="Saltreach", lore=LORE, canon=True),
-            EntryDraft(title="Vessa", lore="Vessa keeps the archive and never leaves it."),
-        ]
-        store.add_entries(book.id, drafts)
-        try:
-            with serve(create_app(components=parts)) as url:
-                yield Proxy(url, parts, upstream, auth(key, "alice"), book.id)
-        finally:
-            upstream.stop()
 
 
 def system_texts(seen: dict[str, Any]) -> list[str]:
@@ -353,3 +298,52 @@ def test_models_lists_the_fixed_model(proxy: Proxy) -> None:
     proxy.upstream.queue(Reply(body=openai_answer("ok")))
     client.chat.completions.create(model="other", messages=[{"role": "user", "content": "x"}])
     assert proxy.upstream.seen[-1].body["model"] == "smol-fixed"
+
+
+def test_anthropic_models_lists_the_fixed_model_in_anthropics_shape(proxy: Proxy) -> None:
+    conn = proxy.connect(upstream_kind="anthropic", upstream_model="claude-fixed")
+    client = anthropic.Anthropic(base_url=proxy.url + "/anthropic", api_key=conn["token"])
+    assert [m.id for m in client.models.list()] == ["claude-fixed"]
+    listed = httpx.get(
+        proxy.url + "/anthropic/v1/models", headers={"x-api-key": conn["token"]}, timeout=TIMEOUT
+    ).json()
+    assert set(listed) == {"data", "has_more", "first_id", "last_id"}
+    assert (listed["has_more"], listed["first_id"], listed["last_id"]) == (
+        False,
+        "claude-fixed",
+        "claude-fixed",
+    )
+    (model,) = listed["data"]
+    assert model["type"] == "model" and model["display_name"] == "claude-fixed"
+    assert model["created_at"].endswith("Z")  # RFC 3339, as Anthropic's API sends it
+    assert proxy.upstream.seen == []  # nothing asked upstream
+
+
+def test_anthropic_models_pass_the_upstreams_pages_through(proxy: Proxy) -> None:
+    conn = proxy.connect(upstream_kind="anthropic")
+    page = {
+        "data": [
+            {
+                "type": "model",
+                "id": "c-2",
+                "display_name": "C 2",
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+        ],
+        "has_more": False,
+        "first_id": "c-2",
+        "last_id": "c-2",
+    }
+    proxy.upstream.models = Reply(body=page)
+    client = anthropic.Anthropic(base_url=proxy.url + "/anthropic", api_key=conn["token"])
+    listed = client.models.list(limit=1, after_id="c-1")
+    assert [m.id for m in listed.data] == ["c-2"]
+    seen = proxy.upstream.seen[-1]
+    assert seen.path.startswith("/v1/models?") and "after_id=c-1" in seen.path
+    assert "limit=1" in seen.path and seen.headers["x-api-key"] == "sk-upstream-secret"
+    gpt = proxy.connect()  # an OpenAI connection asked at the Anthropic base URL
+    wrong = anthropic.Anthropic(
+        base_url=proxy.url + "/anthropic", api_key=gpt["token"], max_retries=0
+    )
+    with pytest.raises(anthropic.UnprocessableEntityError, match="speaks openai"):
+        wrong.models.list()

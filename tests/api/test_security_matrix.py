@@ -314,6 +314,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("POST", "/openai/v1/chat/completions"): Row("proxy", 0, _proxy("/openai/v1/chat/completions")),
     ("GET", "/openai/v1/models"): Row("proxy", 0, _at("/openai/v1/models")),
     ("POST", "/anthropic/v1/messages"): Row("proxy", 0, _proxy("/anthropic/v1/messages")),
+    ("GET", "/anthropic/v1/models"): Row("proxy", 0, _at("/anthropic/v1/models")),
 }
 
 PUBLIC = {

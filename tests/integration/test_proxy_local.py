@@ -30,7 +30,7 @@ from tests.scripted_upstream import (
     openai_answer,
     openai_call,
 )
-from tests.served import serve
+from tests.served import TIMEOUT, serve
 from worldbook.api.app import create_app
 from worldbook.core.drafts import BookDraft, EntryDraft
 
@@ -41,9 +41,6 @@ CANON = (
     "sea, kept by Vessa the blind, who reads the tides like books and trusts no sailor."
 )
 ASK = "Describe Saltreach in one sentence."
-
-# httpx waits 5 s by default; a loaded CI machine can take longer to answer a turn.
-TIMEOUT = 60.0
 
 
 @pytest.fixture

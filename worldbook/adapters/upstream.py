@@ -3,7 +3,10 @@ requests in the upstream's own protocol, answers handed back as they come.
 
 Transport failures become worldbook errors the routes shape for the calling protocol: no
 answer in time is ``LLMTimeout`` (504), no connection ``LanguageModelError`` (502). An
-upstream's own HTTP errors are not errors here: their status and body pass through.
+upstream's own HTTP errors are not errors here: their status and body pass through — with the
+connection's upstream key cut out (:mod:`worldbook.adapters.redaction`), as is every error
+event of a stream, since an upstream may echo the request's headers and the app must never
+receive the key (docs/design/proxy.md, Errors).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Literal
 
 import httpx
 
+from worldbook.adapters.redaction import redact, secrets_of
 from worldbook.errors import LanguageModelError, LLMTimeout
 
 Kind = Literal["openai", "anthropic"]
@@ -53,6 +57,10 @@ class Upstream:
     def timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
 
+    def secrets(self) -> tuple[str, ...]:
+        """What must not leave in an answer: the key, as sent in either header form."""
+        return secrets_of([self.api_key])
+
 
 def client() -> httpx.AsyncClient:
     """The running loop's pooled client (a pooled connection cannot cross event loops)."""
@@ -84,6 +92,22 @@ class Answer:
     content_type: str
 
 
+def _answer(upstream: Upstream, response: httpx.Response) -> Answer:
+    """The response as the routes pass it on; a failure's body without the key."""
+    kind = response.headers.get("content-type", "application/json")
+    body = response.content
+    if response.status_code >= 300:
+        body = redact(body, upstream.secrets())
+    return Answer(response.status_code, body, kind)
+
+
+def _error_line(line: str) -> bool:
+    """An SSE data line that may carry an error: OpenAI's (and llama.cpp's, vLLM's)
+    ``{"error": …}`` / ``"object": "error"``, Anthropic's ``{"type": "error", "error": …}``.
+    A text chunk that merely says "error" is redacted too, which changes nothing in it."""
+    return '"error"' in line
+
+
 async def call(upstream: Upstream, body: dict[str, Any], passed: dict[str, str]) -> Answer:
     """One non-streaming call."""
     try:
@@ -92,8 +116,7 @@ async def call(upstream: Upstream, body: dict[str, Any], passed: dict[str, str])
         )
     except httpx.TransportError as exc:
         raise _failure(upstream, exc) from None
-    kind = response.headers.get("content-type", "application/json")
-    return Answer(response.status_code, response.content, kind)
+    return _answer(upstream, response)
 
 
 class Stream:
@@ -121,9 +144,10 @@ class Stream:
         return self._response.status_code
 
     async def read_all(self) -> bytes:
+        """The whole body of a failed call (its status was an error), without the key."""
         assert self._response is not None
         try:
-            return await self._response.aread()
+            return redact(await self._response.aread(), self._upstream.secrets())
         except httpx.TransportError as exc:
             raise _failure(self._upstream, exc) from None
         finally:
@@ -131,9 +155,10 @@ class Stream:
 
     async def lines(self) -> AsyncIterator[str]:
         assert self._response is not None
+        secrets = self._upstream.secrets()
         try:
             async for line in self._response.aiter_lines():
-                yield line
+                yield redact(line, secrets) if _error_line(line) else line
         except httpx.TransportError as exc:
             raise _failure(self._upstream, exc) from None
 
@@ -142,15 +167,16 @@ class Stream:
             await self._response.aclose()
 
 
-async def list_models(upstream: Upstream) -> Answer:
-    """The upstream's ``GET /models`` (OpenAI), passed through."""
+async def list_models(upstream: Upstream, params: dict[str, str] | None = None) -> Answer:
+    """The upstream's ``GET /models`` (both protocols serve it), passed through."""
     url = upstream.base_url.rstrip("/") + "/models"
     try:
-        response = await client().get(url, headers=upstream.headers({}), timeout=upstream.timeout())
+        response = await client().get(
+            url, params=params, headers=upstream.headers({}), timeout=upstream.timeout()
+        )
     except httpx.TransportError as exc:
         raise _failure(upstream, exc) from None
-    kind = response.headers.get("content-type", "application/json")
-    return Answer(response.status_code, response.content, kind)
+    return _answer(upstream, response)
 
 
 async def close_client() -> None:

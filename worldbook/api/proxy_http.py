@@ -40,6 +40,16 @@ def token_of(request: Request) -> str | None:
     return request.headers.get("x-api-key")
 
 
+def check_protocol(upstream_kind: str, protocol: Protocol) -> None:
+    """A connection answers only at its upstream's protocol (docs/design/proxy.md, The turn)."""
+    if upstream_kind != protocol:
+        raise InvalidInput(
+            f"This connection's upstream speaks {upstream_kind}; point the app at "
+            f"/{upstream_kind}/v1 instead.",
+            field="base_url",
+        )
+
+
 async def body_of(request: Request) -> JSONDict:
     try:
         body = json.loads(await request.body())
@@ -97,12 +107,7 @@ def _open_and_plan(
     if isinstance(body, InvalidInput):
         raise body
     spec = opened.record.spec
-    if spec.upstream_kind != protocol:
-        raise InvalidInput(
-            f"This connection's upstream speaks {spec.upstream_kind}; point the app at "
-            f"/{spec.upstream_kind}/v1 instead.",
-            field="base_url",
-        )
+    check_protocol(spec.upstream_kind, protocol)
     if spec.upstream_model:
         body["model"] = spec.upstream_model  # the connection fixes the model
     plan, answerer = _plan(services, opened, protocol, body, chat)

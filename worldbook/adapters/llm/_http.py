@@ -12,13 +12,14 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
 
+from worldbook.adapters.redaction import redact, secrets_of
 from worldbook.errors import (
     LanguageModelError,
     LLMAuthFailed,
@@ -43,6 +44,7 @@ _CONTEXT_MARKERS = (
     "input is too long",
 )
 _MESSAGE_MAX = 300
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +72,22 @@ def _short(text: str) -> str:
     return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "…"
 
 
-def error_detail(response: httpx.Response) -> ErrorDetail:
-    """OpenAI/llama.cpp ``{"error": {...}}`` and Anthropic ``{"type": "error", "error": {...}}``."""
+def credentials(client: httpx.Client) -> tuple[str, ...]:
+    """The secrets worldbook sends with ``client``'s requests (its auth headers' values)."""
+    return secrets_of(client.headers.get(name) for name in _CREDENTIAL_HEADERS)
+
+
+def error_detail(response: httpx.Response, secrets: Iterable[str] = ()) -> ErrorDetail:
+    """OpenAI/llama.cpp ``{"error": {...}}`` and Anthropic ``{"type": "error", "error": {...}}``.
+
+    ``secrets`` are cut from the text before anything is read or shortened (a key cut in half
+    by the length limit would leak its first half): a broken or hostile server may echo the
+    request's headers, and the detail reaches the caller and the logs."""
+    text = redact(response.text, secrets)
     try:
-        body: Any = response.json()
-    except (ValueError, UnicodeDecodeError):
-        return ErrorDetail(response.status_code, "", _short(response.text))
+        body: Any = json.loads(text)
+    except ValueError:
+        return ErrorDetail(response.status_code, "", _short(text))
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         kind = str(error.get("type") or error.get("code") or "")
@@ -88,18 +100,6 @@ def error_detail(response: httpx.Response) -> ErrorDetail:
     if isinstance(error, str):
         return ErrorDetail(response.status_code, "", _short(error))
     return ErrorDetail(response.status_code, "", _short(json.dumps(body)[:_MESSAGE_MAX]))
-
-
-def redacted(detail: ErrorDetail, client: httpx.Client) -> ErrorDetail:
-    """The detail with worldbook's own credentials cut out: a broken or hostile server may
-    echo the request's headers back, and the detail reaches the caller and the logs."""
-    message = detail.message
-    for name in ("authorization", "x-api-key", "api-key"):
-        value = client.headers.get(name, "")
-        for secret in {value, value.removeprefix("Bearer ").strip()}:
-            if len(secret) >= 8:
-                message = message.replace(secret, "[redacted]")
-    return replace(detail, message=message) if message != detail.message else detail
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -201,7 +201,7 @@ def post_json(
             ) from exc
         if response.status_code < 400:
             return response
-        detail = redacted(error_detail(response), client)
+        detail = error_detail(response, credentials(client))
         claimed = on_error(detail, response) if on_error is not None else None
         error: Exception = claimed or translate(detail, response, url)
         wait = _wait_for(error, attempt, retry_max_wait_s)
@@ -211,14 +211,15 @@ def post_json(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def json_body(response: httpx.Response, url: str) -> dict[str, Any]:
-    """The JSON object of a 2xx reply, or LanguageModelError naming what came instead."""
+def json_body(response: httpx.Response, url: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON object of a 2xx reply, or LanguageModelError naming what came instead (with
+    ``secrets`` cut from the text it quotes)."""
     try:
         body = response.json()
     except (ValueError, UnicodeDecodeError) as exc:
         raise LanguageModelError(
             f"The language model server at {where(url)} sent a reply that is not JSON "
-            f"({_short(response.text[:200])!r}); check WORLDBOOK_LLM_URL."
+            f"({_short(redact(response.text, secrets)[:200])!r}); check WORLDBOOK_LLM_URL."
         ) from exc
     if not isinstance(body, dict):
         raise LanguageModelError(
@@ -294,7 +295,7 @@ class HttpChannel:
             on_error=on_error,
         )
         latency_ms = (time.perf_counter() - started) * 1000
-        return json_body(response, self.url), latency_ms
+        return json_body(response, self.url, credentials(self._client)), latency_ms
 
 
 class HttpLLM:
