@@ -2,7 +2,7 @@
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
         [--sets saltreach,unseen,meridian] [--embedder e5-small] [--aligned use-m3|none]
-        [--no-peers] [--no-ablations] [--views] [--output FILE]
+        [--no-peers] [--no-ablations] [--views] [--diversity 0,0.5,1] [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
@@ -13,7 +13,8 @@ they were measured, and the defaults with each mechanism of ADR 0003/0013 taken 
 ``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
 detail ``hard_set.turns.json``. ``--views`` runs, in one process, the engine with e5 alone, with
 the aligned view fused, and with the aligned view and the referent links (ADR 0016) instead of
-the ablations.
+the ablations; ``--diversity 0,0.5,1`` runs the defaults beside each diversity strength (ADR
+0021).
 """
 
 from __future__ import annotations
@@ -45,11 +46,36 @@ VIEWS: tuple[Variant, ...] = (
 defaults) the aligned view fused with the referent links."""
 
 
+def diversity_variants(strengths: list[float]) -> list[Variant]:
+    """ADR 0021 side by side with the defaults: the bar of the full-score share raised by the
+    referent links (ADR 0016's engine), and each diversity strength with either bar."""
+    lifted = {"full_share_without_links": False}
+    return [
+        ("lifted bar (ADR 0016)", lifted),
+        *((f"diversity {x:g}", {"diversity": x}) for x in strengths),
+        *((f"lifted bar, diversity {x:g}", {**lifted, "diversity": x}) for x in strengths),
+    ]
+
+
+def chosen_variants(args: argparse.Namespace) -> list[Variant]:
+    """The defaults and what the flags compare them with (the ablations by default)."""
+    if args.diversity:
+        return [("", {}), *diversity_variants([float(x) for x in args.diversity.split(",")])]
+    if args.views:
+        return [("", {}), *VIEWS]
+    return [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="saltreach,unseen,meridian")
     parser.add_argument("--aligned", default="use-m3", help="the aligned view's embedder")
     parser.add_argument("--views", action="store_true", help="compare the views (ADR 0016)")
+    parser.add_argument(
+        "--diversity",
+        default="",
+        help="comma-separated diversity strengths to compare with the defaults (ADR 0021)",
+    )
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
@@ -70,9 +96,7 @@ def main() -> None:
     aligned = None
     if args.aligned != "none":
         aligned = CachedEmbedder(load_embedder(args.aligned, threads=args.threads), cache)
-    variants = [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
-    if args.views:
-        variants = [("", {}), *VIEWS]
+    variants = chosen_variants(args)
     started = time.perf_counter()
     result = run_hard_set(
         settings,

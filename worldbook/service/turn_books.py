@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from worldbook.core.classic import ChatState, ClassicBook, book_state_from_json
 from worldbook.core.macros import MacroNames
@@ -23,9 +24,10 @@ from worldbook.core.turn_request import TurnRequest
 from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
 from worldbook.service.aligned_view import WIDEN, fused_search
+from worldbook.service.diverse_hits import book_entry_vectors, diversified
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
-from worldbook.service.referent_links import linked_entries
+from worldbook.service.referent_links import linked_entries, named_entries
 from worldbook.service.turn_timing import stage
 
 logger = logging.getLogger(__name__)
@@ -182,15 +184,47 @@ def linked_search(
         pool = k * WIDEN
         return fused_search(primary, services.aligned, texts, book_ids, wide, blind, pool)
 
-    weight = services.settings.referent_link_weight
-    links = {}
-    if weight > 0:
-        fade = services.settings.referent_fade
-        links = linked_entries(views, book_ids, services.matcher_cache, recent, fade)
+    settings = services.settings
+    weight, strength = settings.referent_link_weight, settings.diversity
+    referents: dict[tuple[str, str], float] = {}
+    if weight > 0 or strength > 0:
+        fade = settings.referent_fade
+        referents = named_entries(views, book_ids, services.matcher_cache, recent, fade)
+    links = linked_entries(views, services.matcher_cache, referents) if weight > 0 else {}
     if not links:
-        return search(recent, k)
-    hits = search(recent, k * WIDEN)
-    newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
-    scored = [((h.book_id, h.entry_id), h.score) for h in hits]
-    best = boosted(scored, links, newest, weight)[:k]
-    return [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]
+        hits = search(recent, k)
+    else:
+        wide = search(recent, k * WIDEN)
+        newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
+        scored = [((h.book_id, h.entry_id), h.score) for h in wide]
+        best = boosted(scored, links, newest, weight)[:k]
+        hits = [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]
+        if settings.full_share_without_links:
+            hits = with_lifts(hits, dict(scored))
+    if strength == 0:
+        return hits
+    # ADR 0021: near-duplicates of a better hit give way to the next topic; entries the
+    # conversation names keep their scores (the literal tier orders its hits by them).
+    vectors = {
+        b: book_entry_vectors(
+            views[b],
+            services.vectors,
+            services.vector_index,
+            services.model_id,
+            services.matcher_cache,
+        )
+        for b in dict.fromkeys(h.book_id for h in hits)
+        if b in views
+    }
+    return diversified(hits, vectors, strength, referents)
+
+
+def with_lifts(
+    hits: Sequence[SemanticHit], plain: dict[tuple[str, str], float]
+) -> list[SemanticHit]:
+    """The hits with the part of each score the links added (ADR 0021): an entry that was not
+    among the plain hits joined at the lowest plain score."""
+    floor = min(plain.values(), default=0.0)
+    return [
+        replace(h, lift=max(0.0, h.score - plain.get((h.book_id, h.entry_id), floor))) for h in hits
+    ]
