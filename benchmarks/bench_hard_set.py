@@ -2,7 +2,8 @@
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
         [--sets saltreach,unseen,meridian] [--embedder e5-small] [--aligned use-m3|none]
-        [--no-peers] [--no-ablations] [--views] [--diversity 0,0.5,1] [--output FILE]
+        [--no-peers] [--no-ablations] [--views] [--diversity 0.5,1]
+        [--replay --previous-turns 1,2] [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
@@ -13,8 +14,9 @@ they were measured, and the defaults with each mechanism of ADR 0003/0013 taken 
 ``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
 detail ``hard_set.turns.json``. ``--views`` runs, in one process, the engine with e5 alone, with
 the aligned view fused, and with the aligned view and the referent links (ADR 0016) instead of
-the ablations; ``--diversity 0,0.5,1`` runs the defaults beside each diversity strength (ADR
-0021).
+the ablations; ``--diversity 0.5,1`` runs the defaults beside each diversity strength and the
+full-score share's bar raised by the links, ``--replay --previous-turns 1,2`` replays each turn's
+earlier user messages as turns of its chat and uses what they selected as referents (ADR 0021).
 """
 
 from __future__ import annotations
@@ -59,14 +61,19 @@ def diversity_variants(strengths: list[float]) -> list[Variant]:
 
 def chosen_variants(args: argparse.Namespace) -> list[Variant]:
     """The defaults and what the flags compare them with (the ablations by default)."""
-    if args.diversity:
-        return [("", {}), *diversity_variants([float(x) for x in args.diversity.split(",")])]
+    if args.diversity or args.previous_turns:
+        found: list[Variant] = [("", {})]
+        if args.diversity:
+            found += diversity_variants([float(x) for x in args.diversity.split(",")])
+        for n in (int(x) for x in args.previous_turns.split(",") if x):
+            found.append((f"previous turns {n}", {"referent_previous_turns": n}))
+        return found
     if args.views:
         return [("", {}), *VIEWS]
     return [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="saltreach,unseen,meridian")
     parser.add_argument("--aligned", default="use-m3", help="the aligned view's embedder")
@@ -75,6 +82,16 @@ def main() -> None:
         "--diversity",
         default="",
         help="comma-separated diversity strengths to compare with the defaults (ADR 0021)",
+    )
+    parser.add_argument(
+        "--previous-turns",
+        default="",
+        help="comma-separated counts of previous turns as referents to compare (with --replay)",
+    )
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="each turn's earlier user messages are turns of its chat first (ADR 0021)",
     )
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
@@ -85,7 +102,11 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     settings = WorldbookSettings()
     cache = CACHE
     embedder = CachedEmbedder(load_embedder(args.embedder, threads=args.threads), cache)
@@ -107,6 +128,7 @@ def main() -> None:
         step=lambda s: print(f"[{time.perf_counter() - started:6.1f}s] {s}", flush=True),
         variants=variants,
         aligned=aligned,
+        replay=args.replay,
     )
     report = {
         "date": common.now_iso(),
