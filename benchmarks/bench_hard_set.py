@@ -2,7 +2,8 @@
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_set.py \
         [--sets saltreach,unseen,meridian] [--embedder e5-small] [--aligned use-m3|none]
-        [--no-peers] [--no-ablations] [--views] [--output FILE]
+        [--no-peers] [--no-ablations] [--views] [--diversity 0.5,1]
+        [--replay --previous-turns 1,2] [--output FILE]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
@@ -13,7 +14,9 @@ they were measured, and the defaults with each mechanism of ADR 0003/0013 taken 
 ``benchmarks/results/hard_set.json`` (machine, versions, date), ``hard_set.md`` and the per-turn
 detail ``hard_set.turns.json``. ``--views`` runs, in one process, the engine with e5 alone, with
 the aligned view fused, and with the aligned view and the referent links (ADR 0016) instead of
-the ablations.
+the ablations; ``--diversity 0.5,1`` runs the defaults beside each diversity strength and the
+full-score share's bar raised by the links, ``--replay --previous-turns 1,2`` replays each turn's
+earlier user messages as turns of its chat and uses what they selected as referents (ADR 0021).
 """
 
 from __future__ import annotations
@@ -45,11 +48,51 @@ VIEWS: tuple[Variant, ...] = (
 defaults) the aligned view fused with the referent links."""
 
 
-def main() -> None:
+def diversity_variants(strengths: list[float]) -> list[Variant]:
+    """ADR 0021 side by side with the defaults: the bar of the full-score share raised by the
+    referent links (ADR 0016's engine), and each diversity strength with either bar."""
+    lifted = {"full_share_without_links": False}
+    return [
+        ("lifted bar (ADR 0016)", lifted),
+        *((f"diversity {x:g}", {"diversity": x}) for x in strengths),
+        *((f"lifted bar, diversity {x:g}", {**lifted, "diversity": x}) for x in strengths),
+    ]
+
+
+def chosen_variants(args: argparse.Namespace) -> list[Variant]:
+    """The defaults and what the flags compare them with (the ablations by default)."""
+    if args.diversity or args.previous_turns:
+        found: list[Variant] = [("", {})]
+        if args.diversity:
+            found += diversity_variants([float(x) for x in args.diversity.split(",")])
+        for n in (int(x) for x in args.previous_turns.split(",") if x):
+            found.append((f"previous turns {n}", {"referent_previous_turns": n}))
+        return found
+    if args.views:
+        return [("", {}), *VIEWS]
+    return [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="saltreach,unseen,meridian")
     parser.add_argument("--aligned", default="use-m3", help="the aligned view's embedder")
     parser.add_argument("--views", action="store_true", help="compare the views (ADR 0016)")
+    parser.add_argument(
+        "--diversity",
+        default="",
+        help="comma-separated diversity strengths to compare with the defaults (ADR 0021)",
+    )
+    parser.add_argument(
+        "--previous-turns",
+        default="",
+        help="comma-separated counts of previous turns as referents to compare (with --replay)",
+    )
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="each turn's earlier user messages are turns of its chat first (ADR 0021)",
+    )
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
@@ -59,7 +102,11 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     settings = WorldbookSettings()
     cache = CACHE
     embedder = CachedEmbedder(load_embedder(args.embedder, threads=args.threads), cache)
@@ -70,9 +117,7 @@ def main() -> None:
     aligned = None
     if args.aligned != "none":
         aligned = CachedEmbedder(load_embedder(args.aligned, threads=args.threads), cache)
-    variants = [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
-    if args.views:
-        variants = [("", {}), *VIEWS]
+    variants = chosen_variants(args)
     started = time.perf_counter()
     result = run_hard_set(
         settings,
@@ -83,6 +128,7 @@ def main() -> None:
         step=lambda s: print(f"[{time.perf_counter() - started:6.1f}s] {s}", flush=True),
         variants=variants,
         aligned=aligned,
+        replay=args.replay,
     )
     report = {
         "date": common.now_iso(),

@@ -274,6 +274,25 @@ class WorldbookSettings(BaseSettings):
     referent_fade: float = Field(
         default=0.85, gt=0, le=1, description="A referent's weight per message further back."
     )
+    referent_previous_turns: int = Field(
+        default=0,
+        ge=0,
+        le=50,
+        description="With a chat id, what this many previous turns of the chat put in full "
+        "are referents too (ADR 0021; read from the request log); 0 turns it off.",
+    )
+    full_share_without_links: bool = Field(
+        default=True,
+        description="The full-score share (ADR 0013) compares with the turn's best meaning "
+        "score without the referent links' lift (ADR 0021).",
+    )
+    diversity: float = Field(
+        default=0.0,
+        ge=0,
+        le=10,
+        description="Strength of the diversified meaning ranking (ADR 0021): a hit's score "
+        "loses this x the scores' spread x its similarity to a better hit; 0 turns it off.",
+    )
 
     # --- operations (docs/adr/0018-operations.md) ---------------------------------------
     metrics: Literal["off", "loopback", "token"] = Field(

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from worldbook.adapters.faiss_index import FaissIndex
+from worldbook.bench.chat_replay import chat_turn
 from worldbook.bench.peers import st_budget
 from worldbook.bench.quality import (
     LabelledTurn,
@@ -46,7 +47,6 @@ from worldbook.errors import InvalidInput
 from worldbook.ports import BookVectors, Embedder, Vectors
 from worldbook.service.cast import BookSource
 from worldbook.service.services import Services
-from worldbook.service.turns import select_turn
 from worldbook.settings import WorldbookSettings
 
 OWNER = "bench"
@@ -173,9 +173,12 @@ def worldbook_run(
     rows: RowTransform | None = None,
     overrides: Mapping[str, Any] | None = None,
     aligned: Embedder | None = None,
+    replay: bool = False,
 ) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
     """Every turn through ``select_turn`` on the freshly imported, indexed world (with the
-    settings ``overrides`` of a variant and, given ``aligned``, the aligned view)."""
+    settings ``overrides`` of a variant and, given ``aligned``, the aligned view). ``replay``:
+    each turn is a chat of its own whose earlier user messages were turns before it (real
+    turns with the chat's id, so the request log holds what they selected)."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
         local = settings.model_copy(update=dict(overrides or {}))
         parts = _components(local, embedder, Path(tmp), aligned)
@@ -189,13 +192,9 @@ def worldbook_run(
             outcomes: dict[str, Outcome] = {}
             details: dict[str, TurnDetail] = {}
             for turn in hard.turns:
-                sel = select_turn(
-                    parts.services,
-                    user_id=OWNER,
-                    source=BookSource(book_ids=(book_id,)),
-                    messages=turn.messages,
-                    profile=profile,
-                ).selection
+                chat_id = f"chat-{turn.id}" if replay else None
+                source = BookSource(book_ids=(book_id,))
+                sel = chat_turn(parts.services, OWNER, source, turn.messages, profile, chat_id)
                 full = {e.ref.title for e in (*sel.canon, *sel.injected)}
                 tokens = sel.canon_tokens + sum(e.tokens for e in sel.injected)
                 tokens += sum(line.tokens for line in sel.index)
@@ -324,12 +323,14 @@ def run_hard_set(
     row_transforms: dict[str, RowTransform] | None = None,
     variants: Sequence[Variant] = (("", {}),),
     aligned: Embedder | None = None,
+    replay: bool = False,
 ) -> dict[str, Any]:
     """Every method on every turn of each set; a dict ready for ``results.json``.
 
     Each embedder runs under each variant (method ``worldbook:<embedder>`` for ``""``, else
     ``worldbook:<embedder> <variant>``). ``row_transforms`` maps a method name to a transform
-    of the book's entry vectors applied when its index is built (an experiment hook)."""
+    of the book's entry vectors applied when its index is built (an experiment hook);
+    ``replay``: each turn's earlier user messages are turns of its chat first."""
     out: dict[str, Any] = {
         "input_window": profile.input_window,
         "tokenizer": profile.tokenizer_id,
@@ -348,7 +349,7 @@ def run_hard_set(
             step(f"hard set {hard.name}: {method}")
             rows = (row_transforms or {}).get(method)
             outcomes, details, book = worldbook_run(
-                settings, embedder, hard, profile, rows, overrides, aligned
+                settings, embedder, hard, profile, rows, overrides, aligned, replay
             )
             methods[method] = score(outcomes, hard.turns)
             diagnostics[method] = diagnose(hard, outcomes, details)

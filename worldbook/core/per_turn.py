@@ -94,7 +94,9 @@ def _fill_full(ranked: list[Candidate], step: _Budget) -> tuple[list[InjectedEnt
     # Full entries come from the slots the ranking shows at all (full + index topics): an
     # entry ranked below every slot does not jump ahead of the index because it is short.
     window = rules.full_entries_max + rules.index_topics_max
-    best = max((c.score for c in ranked[:window] if c.score is not None), default=None)
+    # The best is what the messages say (ADR 0021): a referent link's lift ranks an entry but
+    # does not raise the bar for the turn's other topics.
+    best = max((c.plain for c in ranked[:window] if c.plain is not None), default=None)
     pushed = 0  # tokens of the index lines of the entries pushed to the index so far
     for rank, cand in enumerate(ranked):
         if len(per_turn) >= rules.full_entries_max or rank >= window:

@@ -44,6 +44,12 @@ class Candidate:
     via: Via
     why: str
     score: float | None = None  # the meaning score, for candidates ranked by meaning
+    lift: float = 0.0  # the part of the score the referent links added (SemanticHit.lift)
+
+    @property
+    def plain(self) -> float | None:
+        """The meaning score without the links' lift (what the full-score share compares)."""
+        return None if self.score is None else self.score - self.lift
 
 
 @dataclass(slots=True)
@@ -175,6 +181,7 @@ def _literal_hits(
     user_hits: Hits = []
     reply_hits: Hits = []
     scores = _meaning_scores(turn)
+    lifts = {(h.book_id, h.entry_id): h.lift for h in reversed(turn.semantic_hits)}  # first wins
     for lb in large:
         named: set[str] = set()
         sources = [(user_idx, "in the last user message")] if user_idx is not None else []
@@ -191,7 +198,8 @@ def _literal_hits(
                     named.add(entry.id)
                     why = f"literal: named as {naming} {where}"
                     score = scores.get((lb.book.id, entry.id)) if entry.indexed else None
-                    cand = Candidate(lb.book, entry, Via.LITERAL, why, score)
+                    lift = lifts.get((lb.book.id, entry.id), 0.0) if score is not None else 0.0
+                    cand = Candidate(lb.book, entry, Via.LITERAL, why, score, lift)
                     relevance = -score if score is not None else math.inf
                     key = (relevance, source, lb.position, position, entry.id)
                     hits.append((key, cand))
@@ -315,7 +323,7 @@ def _semantic(
         hits.append(
             (
                 (-hit.score, lb.position, position, entry.id),
-                Candidate(lb.book, entry, Via.SEMANTIC, why, hit.score),
+                Candidate(lb.book, entry, Via.SEMANTIC, why, hit.score, hit.lift),
             )
         )
     hits.sort(key=lambda h: h[0])

@@ -73,3 +73,23 @@ def boosted(
             scores[key] = scores.get(key, floor) + lift
     order = {key: i for i, key in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def earlier_selections(turns: Sequence[Collection[K]], fade: float, gap: int = 2) -> dict[K, float]:
+    """Referents from what the chat's previous turns selected (newest turn first): an entry
+    selected ``t`` turns back weighs ``fade ** (gap * t)``, as if it was named ``gap * t``
+    messages back (a turn is a user message and a reply), its most recent selection counting."""
+    weights: dict[K, float] = {}
+    for back, keys in enumerate(turns, start=1):
+        for key in keys:
+            weights[key] = max(weights.get(key, 0.0), fade ** (gap * back))
+    return weights
+
+
+def merged(*weights: Mapping[K, float]) -> dict[K, float]:
+    """Referent weights of several sources, each entry with its highest."""
+    out: dict[K, float] = {}
+    for found in weights:
+        for key, weight in found.items():
+            out[key] = max(out.get(key, 0.0), weight)
+    return out

@@ -146,6 +146,9 @@ class SemanticHit:
     book_id: str
     entry_id: str
     score: float
+    lift: float = 0.0
+    """The part of ``score`` that is not the messages' meaning (the referent links of ADR
+    0016): the full-score share compares with the turn's best score without it (ADR 0021)."""
 
 
 SemanticSearch = Callable[[tuple[str, ...]], tuple[SemanticHit, ...]]

@@ -147,6 +147,9 @@ class Turns(HasBooks, HasSettings, LoreViews, Protocol):
     def matcher_cache(self) -> MatcherCache: ...
 
     @property
+    def vectors(self) -> VectorStore: ...
+
+    @property
     def classic_matchers(self) -> ClassicMatcherCache: ...
 
     @property

@@ -36,15 +36,15 @@ def book_backlinks(view: LoreBook, matchers: MatcherCache) -> dict[str, frozense
     return matchers.derived(view, ("backlinks",), build)
 
 
-def linked_entries(
+def named_entries(
     views: Mapping[str, LoreBook],
     book_ids: Sequence[str],
     matchers: MatcherCache,
     texts: Sequence[str],
     fade: float,
 ) -> dict[Key, float]:
-    """Entries of ``book_ids`` whose lore names what ``texts`` (oldest first) name, each with
-    its referent's weight."""
+    """The turn's referents: the entries of ``book_ids`` that ``texts`` (oldest first) name,
+    each weighted by its most recent mention."""
     prepared = [match_form(t) for t in texts]
     out: dict[Key, float] = {}
     for book_id in dict.fromkeys(book_ids):
@@ -53,9 +53,23 @@ def linked_entries(
             continue
         matcher = matchers.get(view)
         named = [[m.entry_id for m in matcher.find(t, prepared=True)] for t in prepared]
-        referents = referent_weights(named, fade)
-        if not referents:
+        out.update({(book_id, e): w for e, w in referent_weights(named, fade).items()})
+    return out
+
+
+def linked_entries(
+    views: Mapping[str, LoreBook],
+    matchers: MatcherCache,
+    referents: Mapping[Key, float],
+) -> dict[Key, float]:
+    """Entries whose lore names one of the ``referents`` (of the same book), each with its
+    referent's weight."""
+    out: dict[Key, float] = {}
+    for book_id in dict.fromkeys(b for b, _ in referents):
+        view = views.get(book_id)
+        if view is None:
             continue
-        found = linked(referents, book_backlinks(view, matchers))
+        mine = {e: w for (b, e), w in referents.items() if b == book_id}
+        found = linked(mine, book_backlinks(view, matchers))
         out.update({(book_id, entry): weight for entry, weight in found.items()})
     return out

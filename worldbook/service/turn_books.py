@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from worldbook.core.classic import ChatState, ClassicBook, book_state_from_json
 from worldbook.core.macros import MacroNames
 from worldbook.core.records import BookRecord
-from worldbook.core.referents import boosted
+from worldbook.core.referents import boosted, merged
 from worldbook.core.turn import ResolvedTurn
 from worldbook.core.turn_request import TurnRequest
 from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
 from worldbook.service.aligned_view import WIDEN, fused_search
+from worldbook.service.diverse_hits import EntryVectors, book_entry_vectors, diversified
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
-from worldbook.service.referent_links import linked_entries
+from worldbook.service.previous_turns import previous_referents
+from worldbook.service.referent_links import linked_entries, named_entries
 from worldbook.service.turn_timing import stage
 
 logger = logging.getLogger(__name__)
@@ -33,6 +36,7 @@ logger = logging.getLogger(__name__)
 CLASSIC_MODES = (BookMode.CLASSIC, BookMode.HYBRID)
 Primary = Callable[[Sequence[str], Sequence[str], int], list[SemanticHit]]
 """``primary(messages, book_ids, k)``: the primary view's nearest entries."""
+Key = tuple[str, str]  # (book id, entry id)
 TurnBooks = Sequence[tuple[BookRecord, str | None]]
 """The turn's books in DESIGN §2 rule 2 order, each with the character it came with."""
 
@@ -146,6 +150,12 @@ def meaning_search(
         key = ("aligned-blind", aligned.model_id)
         return services.matcher_cache.derived(view, key, lambda: aligned.blind(view))
 
+    def earlier(book_ids: Sequence[str]) -> dict[Key, float]:
+        s = services.settings
+        turns, fade = s.referent_previous_turns, s.referent_fade
+        chat = request.chat_id
+        return previous_referents(services.chats, request.user_id, chat, set(book_ids), turns, fade)
+
     def search(book_ids: tuple[str, ...]) -> tuple[SemanticHit, ...]:
         if not texts:
             return ()
@@ -153,7 +163,8 @@ def meaning_search(
         try:
             # The primary view's query embedding is timed inside the search (StageClock).
             with stage("vector_search"):
-                return tuple(linked_search(services, by_id, recent, book_ids, k, primary, blind))
+                found = linked_search(services, by_id, recent, book_ids, k, primary, blind, earlier)
+                return tuple(found)
         except ServiceUnavailable as exc:
             # Meaning-based ranking is an improvement, not a precondition: literal + list
             # order still answer the turn (DESIGN §2 rule 6).
@@ -172,9 +183,11 @@ def linked_search(
     k: int,
     primary: Primary,
     blind: Callable[[str], frozenset[str]],
+    earlier: Callable[[Sequence[str]], dict[Key, float]] = lambda _books: {},
 ) -> list[SemanticHit]:
     """The fused search, its hits raised by the referent links (ADR 0016) when the recent
-    messages name entries other entries' lore names; without such links, the fused search."""
+    messages name entries other entries' lore names (or, with ``earlier``, the chat's
+    previous turns selected them: ADR 0021); without such links, the fused search."""
 
     def search(texts: Sequence[str], wide: int) -> list[SemanticHit]:
         # The views' candidate pool is the plain search's whatever ``wide``: the fused scores
@@ -182,15 +195,54 @@ def linked_search(
         pool = k * WIDEN
         return fused_search(primary, services.aligned, texts, book_ids, wide, blind, pool)
 
-    weight = services.settings.referent_link_weight
-    links = {}
-    if weight > 0:
-        fade = services.settings.referent_fade
-        links = linked_entries(views, book_ids, services.matcher_cache, recent, fade)
+    settings = services.settings
+    weight, strength = settings.referent_link_weight, settings.diversity
+    referents: dict[Key, float] = {}
+    if weight > 0 or strength > 0:
+        fade = settings.referent_fade
+        named = named_entries(views, book_ids, services.matcher_cache, recent, fade)
+        referents = merged(named, earlier(book_ids))
+    links = linked_entries(views, services.matcher_cache, referents) if weight > 0 else {}
     if not links:
-        return search(recent, k)
-    hits = search(recent, k * WIDEN)
-    newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
-    scored = [((h.book_id, h.entry_id), h.score) for h in hits]
-    best = boosted(scored, links, newest, weight)[:k]
-    return [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]
+        hits = search(recent, k)
+    else:
+        wide = search(recent, k * WIDEN)
+        newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
+        scored = [((h.book_id, h.entry_id), h.score) for h in wide]
+        best = boosted(scored, links, newest, weight)[:k]
+        hits = [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]
+        if settings.full_share_without_links:
+            hits = with_lifts(hits, dict(scored))
+    if strength == 0:
+        return hits
+    # ADR 0021: near-duplicates of a better hit give way to the next topic; the referents
+    # keep their scores (the literal tier orders its hits by them).
+    return diversified(hits, entry_vectors(services, views, hits), strength, referents)
+
+
+def entry_vectors(
+    services: Turns, views: dict[str, LoreBook], hits: Sequence[SemanticHit]
+) -> dict[str, EntryVectors]:
+    """The centred entry vectors of the books among the hits (ADR 0021)."""
+    return {
+        b: book_entry_vectors(
+            views[b],
+            services.vectors,
+            services.vector_index,
+            services.model_id,
+            services.matcher_cache,
+        )
+        for b in dict.fromkeys(h.book_id for h in hits)
+        if b in views
+    }
+
+
+def with_lifts(
+    hits: Sequence[SemanticHit], plain: dict[tuple[str, str], float]
+) -> list[SemanticHit]:
+    """The hits with the part of each score the links added (ADR 0021): an entry that was not
+    among the plain hits joined at the lowest plain score."""
+    floor = min(plain.values(), default=0.0)
+    return [
+        replace(h, lift=max(0.0, h.score - plain.get((h.book_id, h.entry_id), floor))) for h in hits
+    ]
