@@ -50,8 +50,12 @@ def _services(aligned: bool, weight: float = 1.0, **settings: Any) -> Services:
 
 def _book(services: Services, drafts: list[EntryDraft]) -> str:
     book = services.books.create_book("alice", BookDraft(title="Lore"))
-    # A large book (DESIGN §2 rule 5: ranked, not sent whole).
-    fillers = [EntryDraft(title=f"Ledger {i}", lore=FILLER * (i % 3 + 8)) for i in range(60)]
+    # A large book (DESIGN §2 rule 5: ranked, not sent whole). No two fillers score alike:
+    # a tie falls to the entry ids, which differ from one run to the next.
+    fillers = [
+        EntryDraft(title=f"Ledger {i}", lore=FILLER * (i % 3 + 8) + "Tally. " * (i // 3))
+        for i in range(60)
+    ]
     services.store.add_entries(book.id, [*fillers, *drafts])  # type: ignore[attr-defined]
     index_now(services)
     return book.id
