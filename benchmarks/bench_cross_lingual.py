@@ -64,8 +64,11 @@ def fused_ranking(
     blind_queries: np.ndarray,
     weight: float,
     batch: int = 256,
+    cross: tuple[float, np.ndarray, np.ndarray] | None = None,
 ) -> Ranking:
-    """Per question, the top ``TOP_K`` of the two views fused as a turn fuses them."""
+    """Per question, the top ``TOP_K`` of the two views fused as a turn fuses them.
+    ``cross``: (the aligned weight for a sentence in another language than the question, each
+    sentence's language, each question's language), as a turn weighs them."""
     (qe, pe), (qu, pu) = e5, use
     pool = TOP_K * WIDEN
     blind = set(np.flatnonzero(blind_rows).tolist())
@@ -76,13 +79,24 @@ def fused_ranking(
         for i in range(se.shape[0]):
             first = {int(j): float(se[i, j]) for j in te[i]}
             second = {} if blind_queries[start + i] else {int(j): float(su[i, j]) for j in tu[i]}
-            best = ranked(dict(sorted(fuse(first, second, weight, blind).items())), TOP_K)
+            weights = None
+            if cross is not None:
+                w, row_lang, q_lang = cross
+                keys = set(first) | set(second)
+                weights = {j: w for j in keys if row_lang[j] != q_lang[start + i]}
+            fused = fuse(first, second, weight, blind, weights)
+            best = ranked(dict(sorted(fused.items())), TOP_K)
             tops.append([key for key, _ in best])
     return Ranking(np.asarray(tops, dtype=np.int_))
 
 
 def lareqa(
-    folder: Path, e5: Embedder, use: Embedder, correction: LanguageCorrection, weight: float
+    folder: Path,
+    e5: Embedder,
+    use: Embedder,
+    correction: LanguageCorrection,
+    weight: float,
+    cross_weight: float | None = None,
 ) -> dict[str, Any]:
     pool = load_pool(folder)
     languages = [text_language(s) for s in pool.sentences]
@@ -96,11 +110,22 @@ def lareqa(
         "use": evaluate(pool, rank_pool(qu, lambda qv, _r: qv @ pu.T)),
         "fused": evaluate(pool, fused_ranking((qe, pe), (qu, pu), blind_rows, blind_q, weight)),
     }
+    if cross_weight is not None:
+        q_lang = np.array([text_language(q) for q in pool.questions])
+        cross = (cross_weight, np.array(languages), q_lang)
+        views = ((qe, pe), (qu, pu))
+        ranking = fused_ranking(*views, blind_rows, blind_q, weight, cross=cross)
+        out[f"fused, cross-language weight {cross_weight:g}"] = evaluate(pool, ranking)
     return {"pool_sentences": len(pool.sentences), "questions": len(pool.questions), **out}
 
 
 def xquad(
-    data: XquadData, e5: Embedder, use: Embedder, correction: LanguageCorrection, weight: float
+    data: XquadData,
+    e5: Embedder,
+    use: Embedder,
+    correction: LanguageCorrection,
+    weight: float,
+    cross_weight: float | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """R@5 per question language, the engine path with e5 alone and with the views fused."""
     paragraphs = [(i, data.book_of[i], c) for i, c in enumerate(data.paragraphs)]
@@ -113,14 +138,24 @@ def xquad(
     def primary(texts: Sequence[str], book_ids: Sequence[str], n: int) -> list[SemanticHit]:
         return first.search(list(book_ids), e5.embed_queries(list(texts)), n)
 
-    out: dict[str, dict[str, dict[str, float]]] = {"e5 (engine)": {}, "fused": {}}
+    views: list[tuple[str, AlignedView | None]] = [("e5 (engine)", None), ("fused", aligned)]
+    if cross_weight is not None:
+        crossed = AlignedView(use, second, weight=weight, cross_weight=cross_weight)
+        views.append((f"fused, cross-language weight {cross_weight:g}", crossed))
+    english = {f"p{i}": "en" for i in range(len(data.paragraphs))}  # XQuAD's paragraphs
+
+    def languages(_book: str) -> dict[str, str]:
+        return english
+
+    out: dict[str, dict[str, dict[str, float]]] = {name: {} for name, _ in views}
     for lang, qs in data.questions.items():
         e5.embed_queries([q for _, q in qs])  # one batch; the searches below hit the cache
         use.embed_queries([q for _, q in qs])
-        for name, view in (("e5 (engine)", None), ("fused", aligned)):
+        for name, view in views:
             ranks = []
             for gold, question in qs:
-                hits = [h.entry_id for h in fused_search(primary, view, [question], books, k)]
+                found = fused_search(primary, view, [question], books, k, languages=languages)
+                hits = [h.entry_id for h in found]
                 ranks.append(hits.index(f"p{gold}") + 1 if f"p{gold}" in hits else NOT_FOUND)
             out[name][lang] = metrics(ranks)
     return out
@@ -130,6 +165,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=Path, default=SAMPLES)
     parser.add_argument("--weight", type=float, default=WorldbookSettings().aligned_weight)
+    parser.add_argument(
+        "--cross-weight",
+        type=float,
+        default=WorldbookSettings().aligned_cross_weight,
+        help="also score the aligned weight for another language than the question's",
+    )
     parser.add_argument("--quick", action="store_true", help="XQuAD's seeded subset only")
     parser.add_argument("--no-lareqa", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -147,14 +188,19 @@ def main() -> None:
         "versions": common.versions(),
         "models": [e5.model_id, use.model_id],
         "aligned_weight": args.weight,
+        "aligned_cross_weight": args.cross_weight,
     }
     if not args.no_lareqa:
-        report["lareqa"] = lareqa(args.samples / "xquad-r", e5, use, correction, args.weight)
-        for name in ("e5 (engine)", "use", "fused"):
-            r = report["lareqa"][name]
+        found = lareqa(
+            args.samples / "xquad-r", e5, use, correction, args.weight, args.cross_weight
+        )
+        report["lareqa"] = found
+        for name, r in found.items():
+            if not isinstance(r, dict):
+                continue
             print(f"LAReQA {name:12} mAP@20 {r['map@20']:.4f}  R@1 {r['r@1']:.4f}", flush=True)
     data = load_xquad(args.samples / "xquad", quick=args.quick)
-    report["xquad"] = xquad(data, e5, use, correction, args.weight)
+    report["xquad"] = xquad(data, e5, use, correction, args.weight, args.cross_weight)
     for name, table in report["xquad"].items():
         mean = np.mean([t["r@5"] for lang, t in table.items() if lang != "en"])
         report.setdefault("xquad_r@5_mean_non_english", {})[name] = round(float(mean), 4)

@@ -68,9 +68,21 @@ def chosen_variants(args: argparse.Namespace) -> list[Variant]:
         for n in (int(x) for x in args.previous_turns.split(",") if x):
             found.append((f"previous turns {n}", {"referent_previous_turns": n}))
         return found
+    if args.variant:
+        return [("", {}), *(_variant(text) for text in args.variant)]
     if args.views:
         return [("", {}), *VIEWS]
     return [("", {}), *(ABLATIONS[:1] if args.no_ablations else ABLATIONS)]
+
+
+def _variant(text: str) -> Variant:
+    """``NAME:key=value[,key=value]`` -> a named variant of settings overrides."""
+    name, _, pairs = text.partition(":")
+    overrides: dict[str, object] = {}
+    for pair in filter(None, pairs.split(",")):
+        key, _, value = pair.partition("=")
+        overrides[key.strip()] = None if value == "none" else float(value)
+    return name, overrides
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
         "--replay",
         action="store_true",
         help="each turn's earlier user messages are turns of its chat first (ADR 0021)",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="NAME:key=value,... settings overrides compared with the defaults (repeatable)",
     )
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")

@@ -155,3 +155,19 @@ def test_ready_reports_the_aligned_model() -> None:
     ok, report = readiness(_services(aligned=True))
     assert ok
     assert report["aligned_embedder"] == {"up": True, "model_id": "fake-aligned", "loaded": True}
+
+
+def test_a_cross_language_weight_trusts_the_aligned_view_for_lore_in_another_language() -> None:
+    texts = ("Is there a forest where the trees speak at night?",)
+
+    def score(cross_weight: float | None) -> float:
+        services = _services(aligned=True)
+        assert services.aligned is not None
+        services.aligned.cross_weight = cross_weight
+        body = _turn(services, _book(services, [WOODS, MARKET]), *texts)
+        [row] = [r for r in body["trace"] if r["title"] == "Le Bois Murmurant"]
+        return float(row["reason"].removeprefix("semantic: score "))
+
+    # The French entry's e5 score is low, its aligned score high: more aligned weight where
+    # the languages differ lifts it; the English entries keep the view's weight.
+    assert score(4.0) > score(None)

@@ -65,3 +65,13 @@ def test_turkish_is_not_taken_for_romanian() -> None:
 
     turkish = "Şehrin en eski çarşısı nerede, kim işletiyor?"  # ş: s with a cedilla
     assert text_language(turkish) == detect_language(turkish) != "ro"
+
+
+def test_an_entrys_own_weight_replaces_the_views_weight_for_it_alone() -> None:
+    primary = {"same": 0.80, "other": 0.70, "far": 0.40}
+    aligned = {"other": 0.60, "same": 0.45, "far": 0.20}
+    moved = calibrate(aligned, primary)
+    fused = fuse(primary, aligned, 1.0, weights={"other": 3.0})
+    assert fused["other"] == pytest.approx((0.70 + 3.0 * moved["other"]) / 4.0)
+    assert fused["same"] == pytest.approx((0.80 + moved["same"]) / 2.0)
+    assert fuse(primary, aligned, 1.0, weights={}) == fuse(primary, aligned, 1.0)

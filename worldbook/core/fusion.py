@@ -51,9 +51,11 @@ def fuse(
     aligned: Mapping[K, float],
     weight: float,
     blind: Collection[K] = (),
+    weights: Mapping[K, float] | None = None,
 ) -> dict[K, float]:
     """Fused scores of the union of both views' candidates (the primary's alone for weight
-    0). ``blind``: entries whose aligned score means nothing (they keep the primary's)."""
+    0). ``blind``: entries whose aligned score means nothing (they keep the primary's);
+    ``weights``: an entry's own aligned weight where it differs from ``weight``."""
     if weight < 0:
         raise ValueError(f"weight must be 0 or more; got {weight}")
     if weight == 0 or not aligned:
@@ -69,7 +71,8 @@ def fuse(
                 fused[key] = p
             continue  # an aligned-only candidate the aligned view cannot read: not found
         a = moved.get(key, floor_a)
-        fused[key] = (p + weight * a) / (1 + weight)
+        w = weight if weights is None else weights.get(key, weight)
+        fused[key] = (p + w * a) / (1 + w)
     return fused
 
 

@@ -56,6 +56,7 @@ class AlignedView:
     index: VectorIndex
     weight: float = 1.0
     covered: frozenset[str] = USE_LANGUAGES
+    cross_weight: float | None = None
     queries: QueryEmbeddings = field(init=False)
     _languages: LRU[str, str] = field(init=False)
 
@@ -67,20 +68,23 @@ class AlignedView:
     def model_id(self) -> str:
         return self.embedder.model_id
 
-    def blind(self, book: LoreBook) -> frozenset[str]:
-        """The entries of ``book`` written in a language the aligned model does not read
-        (each entry text's language guessed once, cached by a hash of the text)."""
-        out: list[str] = []
+    def languages(self, book: LoreBook) -> dict[str, str]:
+        """Each entry's language (its text's language guessed once, cached by a hash of the
+        text)."""
+        out: dict[str, str] = {}
         for entry in book.entries:
             text = f"{entry.title}\n{entry.lore}"
             key = f"{LANGUAGE_ID_VERSION}:{hashlib.sha1(text.encode()).hexdigest()}"
             language = self._languages.get(key)
             if language is None:
-                language = text_language(f"{entry.title}\n{entry.lore}"[:HEAD_CHARS])
+                language = text_language(text[:HEAD_CHARS])
                 self._languages.put(key, language)
-            if language not in self.covered:
-                out.append(entry.id)
-        return frozenset(out)
+            out[entry.id] = language
+        return out
+
+    def blind(self, book: LoreBook) -> frozenset[str]:
+        """The entries of ``book`` written in a language the aligned model does not read."""
+        return frozenset(e for e, lang in self.languages(book).items() if lang not in self.covered)
 
 
 def text_language(text: str) -> str:
@@ -105,16 +109,19 @@ def fused_search(
     k: int,
     blind: Callable[[str], frozenset[str]] = lambda _book: frozenset(),
     pool: int | None = None,
+    languages: Callable[[str], Mapping[str, str]] = lambda _book: {},
 ) -> list[SemanticHit]:
     """The ``k`` nearest entries of ``book_ids`` for the messages ``texts`` (the recent ones,
     oldest first): the primary view's search ``primary(texts, book_ids, k)`` alone without an
     aligned view, for a weight of 0 or a conversation in a language the aligned model does
     not read; else both views fused.
     ``blind(book_id)``: the book's entries the aligned model cannot read; ``pool``: how many
-    candidates each view returns (default ``k * WIDEN``; the fused scores depend on it)."""
+    candidates each view returns (default ``k * WIDEN``; the fused scores depend on it);
+    ``languages(book_id)``: each entry's language, for the view's ``cross_weight``."""
     if aligned is None or aligned.weight == 0 or not texts:
         return primary(texts, book_ids, k)
-    if query_language(texts) not in aligned.covered:
+    language = query_language(texts)
+    if language not in aligned.covered:
         return primary(texts, book_ids, k)
     wide = max(k, pool or k * WIDEN)
     first = primary(texts, book_ids, wide)
@@ -127,7 +134,15 @@ def fused_search(
         return first[:k]
     order = {b: i for i, b in enumerate(dict.fromkeys(book_ids))}
     ruled_out: set[Key] = {(b, e) for b in {h.book_id for h in second} for e in blind(b)}
-    fused = fuse(_scores(first), _scores(second), aligned.weight, ruled_out)
+    weights = None
+    if aligned.cross_weight is not None:
+        # Where the entry's language is not the conversation's, e5's same-language pull
+        # (ADR 0003) tells least and the aligned view, trained on translations, most.
+        cross = aligned.cross_weight
+        weights = {
+            (b, e): cross for b in order for e, lang in languages(b).items() if lang != language
+        }
+    fused = fuse(_scores(first), _scores(second), aligned.weight, ruled_out, weights)
     # Ties: book order, then entry id (as the primary index orders them).
     best = ranked(dict(sorted(fused.items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0]))), k)
     return [SemanticHit(book_id=b, entry_id=e, score=s) for (b, e), s in best]

@@ -191,4 +191,9 @@ def _aligned_view(
         combination=QueryCombination(Method.CENTRED_RECENCY_MAX, settings.query_recency_decay),
         background=True,
     )
-    return AlignedView(embedder, index, weight=settings.aligned_weight)
+    return AlignedView(
+        embedder,
+        index,
+        weight=settings.aligned_weight,
+        cross_weight=settings.aligned_cross_weight,
+    )

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from worldbook.core.classic import ChatState, ClassicBook, book_state_from_json
@@ -150,6 +150,13 @@ def meaning_search(
         key = ("aligned-blind", aligned.model_id)
         return services.matcher_cache.derived(view, key, lambda: aligned.blind(view))
 
+    def languages(book_id: str) -> dict[str, str]:
+        view, aligned = by_id.get(book_id), services.aligned
+        if view is None or aligned is None:
+            return {}
+        key = ("entry-languages", aligned.model_id)
+        return services.matcher_cache.derived(view, key, lambda: aligned.languages(view))
+
     def earlier(book_ids: Sequence[str]) -> dict[Key, float]:
         s = services.settings
         turns, fade = s.referent_previous_turns, s.referent_fade
@@ -163,7 +170,9 @@ def meaning_search(
         try:
             # The primary view's query embedding is timed inside the search (StageClock).
             with stage("vector_search"):
-                found = linked_search(services, by_id, recent, book_ids, k, primary, blind, earlier)
+                found = linked_search(
+                    services, by_id, recent, book_ids, k, primary, blind, earlier, languages
+                )
                 return tuple(found)
         except ServiceUnavailable as exc:
             # Meaning-based ranking is an improvement, not a precondition: literal + list
@@ -184,6 +193,7 @@ def linked_search(
     primary: Primary,
     blind: Callable[[str], frozenset[str]],
     earlier: Callable[[Sequence[str]], dict[Key, float]] = lambda _books: {},
+    languages: Callable[[str], Mapping[str, str]] = lambda _book: {},
 ) -> list[SemanticHit]:
     """The fused search, its hits raised by the referent links (ADR 0016) when the recent
     messages name entries other entries' lore names (or, with ``earlier``, the chat's
@@ -193,7 +203,9 @@ def linked_search(
         # The views' candidate pool is the plain search's whatever ``wide``: the fused scores
         # depend on it, and the links must re-rank the scores the plain search would give.
         pool = k * WIDEN
-        return fused_search(primary, services.aligned, texts, book_ids, wide, blind, pool)
+        return fused_search(
+            primary, services.aligned, texts, book_ids, wide, blind, pool, languages
+        )
 
     settings = services.settings
     weight, strength = settings.referent_link_weight, settings.diversity
