@@ -265,12 +265,12 @@ class WorldbookSettings(BaseSettings):
         default=1.0, ge=0, le=10, description="Weight of the aligned view in the fused search."
     )
     aligned_cross_weight: float | None = Field(
-        default=None,
+        default=2.0,
         ge=0,
         le=10,
         description="Weight of the aligned view for entries written in another language than "
-        "the conversation; unset: the aligned weight (ADR 0021 addendum: 2 gains 3 gold "
-        "entries of 202 on the hard sets and loses 0.019 LAReQA mAP@20).",
+        "the conversation; unset (empty): the aligned weight. ADR 0021 addendum: 2 gains 3 "
+        "gold entries of 202 on the hard sets and loses 0.019 LAReQA mAP@20.",
     )
     referent_link_weight: float = Field(
         default=2.0,
@@ -355,6 +355,11 @@ class WorldbookSettings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
         return (value.strip() or None) if value is not None else None
+
+    @field_validator("aligned_cross_weight", mode="before")
+    @classmethod
+    def _blank_weight_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("database_url")
     @classmethod
