@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
-from worldbook.ports import Embedder, VectorStore
+from worldbook.ports import Embedder, Store, VectorStore
 from worldbook.service import indexing
+from worldbook.service.glosses import GlossReport, write_book_glosses
 from worldbook.service.indexing import IndexReport
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ class Indexer:
     batch_size: int = 32
     on_indexed: Callable[[set[str]], None] | None = None
     aligned: Embedder | None = None  # the aligned view's embedder (ADR 0016)
+    glosses: Callable[[str], GlossReport] | None = None  # a book's glosses (ADR 0023)
 
     def run(self, entry_ids: Sequence[str] | None, *, book_id: str | None = None) -> IndexReport:
         report = indexing.index_entries(
@@ -83,5 +86,22 @@ def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer
     threads = embed_threads(settings, processes)
     aligned = load_embedder(spec, threads=threads) if spec is not None else None
     return Indexer(
-        store=store, embedder=embedder, batch_size=settings.index_batch_size, aligned=aligned
+        store=store,
+        embedder=embedder,
+        batch_size=settings.index_batch_size,
+        aligned=aligned,
+        glosses=gloss_writer(settings, store, embedder),
     )
+
+
+def gloss_writer(
+    settings: WorldbookSettings, store: Store, embedder: Embedder
+) -> Callable[[str], GlossReport] | None:
+    """The worker's gloss job for one book (ADR 0023); None without a language model."""
+    if not settings.glosses or not settings.llm_url:
+        return None
+    from worldbook.adapters.llm import build_llm
+
+    llm = build_llm(settings)
+    model = settings.llm_model or settings.llm_url
+    return partial(write_book_glosses, store=store, llm=llm, embedder=embedder, model=model)

@@ -11,8 +11,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from worldbook.adapters.queues import INDEX_TASK, SWEEP_TASK, CeleryIndexQueue
-from worldbook.errors import InvalidInput, ServiceUnavailable
+from worldbook.adapters.queues import GLOSS_TASK, INDEX_TASK, SWEEP_TASK, CeleryIndexQueue
+from worldbook.errors import InvalidInput, NotFound, QueueUnavailable, ServiceUnavailable
 from worldbook.service import indexing
 
 if TYPE_CHECKING:
@@ -76,24 +76,48 @@ def register_tasks(
     )
     def index_entries_task(entry_ids: object) -> dict[str, Any]:
         ids = parse_entry_ids(entry_ids)
-        report = indexer().run(ids)
+        ind = indexer()
+        report = ind.run(ids)
         # With the id of the request that queued it (workers/observe.py): followable.
         log.info("indexed %d entries (%d stale)", len(report.indexed), len(report.stale))
+        if ind.glosses is not None and report.books:
+            try:  # ADR 0023: the books' glosses, as tasks of their own
+                sender().submit(report.books)
+            except QueueUnavailable as exc:  # the entries are indexed; `glosses write` catches up
+                log.warning("glosses not queued: %s", exc)
         if report.failed:
             log.warning("indexing failed for %d entries: %s", len(report.failed), report.failed)
         return {"indexed": len(report.indexed), "stale": len(report.stale), "failed": report.failed}
 
+    def sender() -> CeleryIndexQueue:
+        if not queues:
+            queues.append(CeleryIndexQueue(broker_url))
+        return queues[0]
+
+    @app.task(name=GLOSS_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
+    def write_glosses_task(book_id: object) -> dict[str, Any]:
+        if not isinstance(book_id, str):
+            raise InvalidInput("a glosses task takes one book id string.", field="book_id")
+        ind = indexer()
+        if ind.glosses is None:
+            return {"skipped": "no language model configured (WORLDBOOK_LLM_URL)"}
+        try:
+            report = ind.glosses(book_id)
+        except NotFound:
+            return {"skipped": "the book is gone"}
+        log.info("glosses of book %s: %s", book_id, report.as_dict())
+        return report.as_dict()
+
     @app.task(name=SWEEP_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
     def sweep_task() -> int:
         ind = indexer()
-        if not queues:
-            queues.append(CeleryIndexQueue(broker_url))
+        queue = sender()
         # Every worker may run beat: the first to take the lock sweeps for this interval.
-        if not queues[0].claim("sweep", ttl_s=max(1, sweep_interval_s - 1)):
+        if not queue.claim("sweep", ttl_s=max(1, sweep_interval_s - 1)):
             return 0
         queued = indexing.sweep(
-            ind.store, queues[0], ind.embedder.model_id, stuck_after_s=stuck_after_s
+            ind.store, queue, ind.embedder.model_id, stuck_after_s=stuck_after_s
         )
         if ind.aligned is not None:  # entries the aligned view lacks (ADR 0016)
-            queued += indexing.sweep(ind.store, queues[0], ind.aligned.model_id)
+            queued += indexing.sweep(ind.store, queue, ind.aligned.model_id)
         return queued

@@ -272,6 +272,18 @@ class WorldbookSettings(BaseSettings):
         "the conversation; unset (empty): the aligned weight. ADR 0021 addendum: 2 gains 3 "
         "gold entries of 202 on the hard sets and loses 0.019 LAReQA mAP@20.",
     )
+    glosses: bool = Field(
+        default=True,
+        description="With a language model configured, write each entry's name and gist in its "
+        "book's reader_languages after indexing and search them (ADR 0023); false: never.",
+    )
+    gloss_margin: float = Field(
+        default=0.02,
+        ge=0,
+        le=1,
+        description="How far below its own match a gloss ranks an entry: a gloss lifts an entry "
+        "to its score minus this (ADR 0023).",
+    )
     referent_link_weight: float = Field(
         default=2.0,
         ge=0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from worldbook.errors import QueueUnavailable, ServiceUnavailable
@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 INDEX_TASK = "worldbook.index_entries"
 SWEEP_TASK = "worldbook.sweep"
+GLOSS_TASK = "worldbook.write_glosses"  # one book's glosses (ADR 0023)
 INDEX_QUEUE = "worldbook-index"
 REQUEST_ID_HEADER = "worldbook_request_id"
 
@@ -97,6 +98,15 @@ class CeleryIndexQueue:
         ids = list(dict.fromkeys(entry_ids))
         for start in range(0, len(ids), self._per_message):
             self._send(INDEX_TASK, args=[ids[start : start + self._per_message]])
+
+    def submit(self, book_ids: Iterable[str]) -> None:
+        """Ask the workers to write these books' glosses (the ``GlossQueue`` port, ADR 0023).
+
+        Raises:
+            QueueUnavailable: the broker did not accept a message.
+        """
+        for book_id in dict.fromkeys(book_ids):
+            self._send(GLOSS_TASK, args=[book_id])
 
     def _send(self, task: str, args: list[Any] | None = None) -> None:
         """Send one task message; a broker that cannot be reached is :class:`QueueUnavailable`."""

@@ -26,6 +26,7 @@ from worldbook.api.routes import (
     chats,
     connections,
     entries,
+    glosses,
     limits,
     proxy,
     stats,
@@ -137,6 +138,7 @@ def create_app(
     for module in (books, entries, attachments, transfer, turns, stats, chats):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(authoring.router, prefix=API_PREFIX)
+    app.include_router(glosses.router, prefix=API_PREFIX)  # readers' languages (ADR 0023)
     app.include_router(writes.router, prefix=API_PREFIX)  # the living world (ADR 0006)
     app.include_router(limits.router, prefix=API_PREFIX)  # public: the page reads its limits
     app.include_router(connections.router, prefix=API_PREFIX)  # proxy connections (ADR 0017)

@@ -28,6 +28,7 @@ COMMANDS = (
     LazyCommand("split", "worldbook.cli.authoring:split_command", "Split a text into entries."),
     LazyCommand("db", "worldbook.cli.db:db_app", "Copy or back up the database."),
     LazyCommand("connections", "worldbook.cli.connections:connections_app", "Connect an app."),
+    LazyCommand("glosses", "worldbook.cli.glosses:glosses_app", "Names in readers' languages."),
 )
 
 app = typer.Typer(

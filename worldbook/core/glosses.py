@@ -1,6 +1,6 @@
 """Names and gists of entries written by the app's model in the languages a book's readers use.
 
-Issue 23 item 6 (ADR 0023). A book may name its readers' languages (the book setting
+A book may name its readers' languages (the book setting
 ``reader_languages``). When the deployment has a language model configured, the indexing worker
 asks it, for each entry written in another language, for the entry's name and a one-line gist in
 each reader language. These **glosses** are generated views of the author's lore, kept apart from
@@ -108,9 +108,7 @@ def languages_to_write(entry_language: str, readers: Iterable[str]) -> tuple[str
     return tuple(lang for lang in dict.fromkeys(readers) if lang != entry_language)
 
 
-def gloss_problem(
-    name: str, gist: str, language: str, detect: Callable[[str], str]
-) -> str | None:
+def gloss_problem(name: str, gist: str, language: str, detect: Callable[[str], str]) -> str | None:
     """Why a generated name and gist cannot be kept as a gloss in ``language``, or None.
 
     A small model often answers in the wrong language or with an empty or rambling line; a

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, get_args
 
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.glosses import READER_LANGUAGES_SETTING, check_reader_languages
 from worldbook.core.json_limits import check_json_value
 from worldbook.core.limit_table import (
     INT32_MAX,
@@ -110,9 +111,10 @@ BOOK_SETTINGS: dict[str, type] = {
     "min_activations": int,
     "min_activations_depth_max": int,
     "living_world": bool,  # the AI may add to the book during its owner's turns (ADR 0006)
+    READER_LANGUAGES_SETTING: list,  # languages the app's model writes glosses in (ADR 0023)
 }
-"""The book settings worldbook reads (the classic engine's, and the living-world switch), by
-type; other keys are kept verbatim."""
+"""The book settings worldbook reads (the classic engine's, the living-world switch and the
+readers' languages), by type; other keys are kept verbatim."""
 
 
 def validate_book_settings(
@@ -130,6 +132,8 @@ def validate_book_settings(
         where = f"{field}.{name}"
         if name in ranges:
             _check_int(settings[name], field=where, low=ranges[name][0], high=ranges[name][1])
+        elif name == READER_LANGUAGES_SETTING:
+            check_reader_languages(settings[name], field=where)
         elif not isinstance(settings[name], bool):
             raise InvalidInput(f"{where} must be true or false.", field=where)
 

@@ -121,6 +121,7 @@ class LoreBook:
     version: str = ""
     matcher_id: str = ""
     matcher_version: str = ""
+    readers: tuple[str, ...] = ()  # the book's reader languages: its glosses' (ADR 0023)
 
     def labelled(self, character: str | None) -> LoreBook:
         """This book as it came with ``character`` (itself when None)."""

@@ -5,7 +5,8 @@
   usage, token counts, imports, chats, keys, living-world writes) and :class:`Store`, all of
   them;
 - :mod:`worldbook.ports.search`: :class:`Embedder`, :class:`VectorIndex` and their data;
-- :mod:`worldbook.ports.work`: :class:`IndexQueue`, :class:`UsageSink`, :class:`TokenizerSource`.
+- :mod:`worldbook.ports.work`: :class:`IndexQueue`, :class:`GlossQueue`, :class:`UsageSink`,
+  :class:`TokenizerSource`.
 
 Only plain data and numpy arrays cross these boundaries. Adapters translate their foreign
 errors into :mod:`worldbook.errors` types before they leave.
@@ -34,7 +35,7 @@ from worldbook.ports.store import (
     VectorStore,
     WriteStore,
 )
-from worldbook.ports.work import IndexQueue, TokenizerSource, UsageSink
+from worldbook.ports.work import GlossQueue, IndexQueue, TokenizerSource, UsageSink
 
 __all__ = [
     "BookStore",
@@ -43,6 +44,7 @@ __all__ = [
     "ConnectionStore",
     "Embedder",
     "EntryReader",
+    "GlossQueue",
     "ImportStore",
     "IndexQueue",
     "IndexedEntries",

@@ -3,10 +3,19 @@ tokenizers a deployment offers (DESIGN §4 "Queue", "Tokenizers")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from worldbook.core.tokens import Tokenizer
+
+
+class GlossQueue(Protocol):
+    """Where books wait for their glosses to be written (ADR 0023): a Celery task per book, or
+    the in-process writer thread."""
+
+    def submit(self, book_ids: Iterable[str]) -> None:
+        """Ask for these books' missing glosses to be written (idempotent)."""
+        ...
 
 
 @runtime_checkable

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections.abc import Sequence
 
 from worldbook.adapters.embedders.batching import BatchingEmbedder
 from worldbook.adapters.embedders.registry import aligned_spec, load_embedder
@@ -18,10 +19,14 @@ from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.queues import CeleryIndexQueue, InProcessIndexQueue
 from worldbook.adapters.store import open_store
 from worldbook.adapters.tokenizers.registry import TokenizerRegistry
+from worldbook.core.glosses import gloss_model_id
 from worldbook.core.query import Method, QueryCombination
 from worldbook.errors import WorldbookError
-from worldbook.ports import Embedder, IndexQueue, Store
+from worldbook.llm_port import LLM
+from worldbook.ports import Embedder, GlossQueue, IndexQueue, Store
 from worldbook.service.aligned_view import AlignedView
+from worldbook.service.gloss_view import GlossViews, OneLanguage
+from worldbook.service.glosses import BookGlossWriter, GlossReport, write_book_glosses
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
 from worldbook.service.services import Services
@@ -57,6 +62,8 @@ class Components:
         aligned: Embedder | None = None,
     ) -> None:
         self.settings = settings
+        self._llm_client: LLM | None = None
+        self._llm_lock = threading.Lock()
         # A process-wide knob, set here because this is every entry point's composition root:
         # background rebuilds must not convoy the turns (see the setting's description).
         sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
@@ -93,6 +100,8 @@ class Components:
             # Turns' usage is written by a background thread, off the turn path.
             usage=UsageRecorder(store.add_usage_counts),
             aligned=_aligned_view(settings, store, aligned),
+            glosses=_gloss_views(settings, store, embedder.model_id),
+            gloss_queue=self._gloss_queue(settings, queue),
         )
         # The embedded server indexes in this process: it also sweeps, at start (entries left
         # queued at the last shutdown) and then periodically. Celery workers sweep from beat.
@@ -118,9 +127,44 @@ class Components:
         if self.settings.broker_url:
             return CeleryIndexQueue(self.settings.broker_url)
         # The worker runs index_now on this process's services (bound once they exist).
-        return InProcessIndexQueue(
-            lambda ids: index_now(self.services, ids), batch_size=self.settings.index_batch_size
-        )
+        return InProcessIndexQueue(self._index, batch_size=self.settings.index_batch_size)
+
+    def _index(self, entry_ids: Sequence[str]) -> None:
+        """The in-process worker's job: index, then ask for the indexed books' glosses."""
+        report = index_now(self.services, entry_ids)
+        if self.services.gloss_queue is not None and report.books:
+            self.services.gloss_queue.submit(report.books)
+
+    def _gloss_queue(self, settings: WorldbookSettings, queue: IndexQueue) -> GlossQueue | None:
+        """Where books wait for their glosses (ADR 0023): none without a language model; the
+        Celery workers with a broker; else a writer thread of this process."""
+        if not settings.glosses or not settings.llm_url:
+            return None
+        if isinstance(queue, CeleryIndexQueue):
+            return queue
+        model = settings.llm_model or settings.llm_url
+
+        def write(book_id: str) -> GlossReport:
+            services = self.services
+            return write_book_glosses(
+                book_id,
+                store=services.store,
+                llm=self._llm(),
+                embedder=services.embedder,
+                model=model,
+                on_saved=services.invalidate_books,
+            )
+
+        return BookGlossWriter(write)
+
+    def _llm(self) -> LLM | None:
+        """The app's model, made on first use (its adapter opens an HTTP client)."""
+        from worldbook.adapters.llm import build_llm  # an HTTP client: only when glosses run
+
+        with self._llm_lock:
+            if self._llm_client is None:
+                self._llm_client = build_llm(self.settings)
+            return self._llm_client
 
     def warm_up_in_background(self) -> threading.Thread:
         """Load the embedding model now, off the request path, so the first turn after a start
@@ -168,6 +212,27 @@ def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> F
         # while the new one is made off the turn path (ADR 0008).
         background=True,
     )
+
+
+def _gloss_views(settings: WorldbookSettings, store: Store, model_id: str) -> GlossViews | None:
+    """The readers' languages' gloss views (ADR 0023): per language, an index over the gloss
+    vectors, scored like the primary's (same model, correction and combination)."""
+    if not settings.glosses:
+        return None
+    search = search_setup(settings, model_id, store)
+
+    def make_index(language: str) -> FaissIndex:
+        stored_as = gloss_model_id(model_id, language)
+        return FaissIndex(
+            lambda book_id: store.load_book_vectors(book_id, stored_as),
+            max_books=settings.index_cache_books,
+            combination=search.combination,
+            correction=search.correction,
+            languages=lambda _book_id: OneLanguage(language),
+            background=True,
+        )
+
+    return GlossViews(make_index, settings.gloss_margin)
 
 
 def _aligned_embedder(settings: WorldbookSettings) -> Embedder | None:

@@ -42,6 +42,7 @@ class IndexReport:
     texts_embedded: int = 0
     model_calls: int = 0
     aligned: IndexReport | None = None  # the aligned view's pass (ADR 0016), if any
+    books: set[str] = field(default_factory=set)  # books with entries indexed (for glosses)
 
     def merge(self, other: IndexReport) -> None:
         self.indexed.extend(other.indexed)
@@ -49,6 +50,7 @@ class IndexReport:
         self.failed.update(other.failed)
         self.texts_embedded += other.texts_embedded
         self.model_calls += other.model_calls
+        self.books |= other.books
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +111,11 @@ def index_entries(
             if statuses:
                 _requeue_quietly(store, [i for i in batch_ids if i not in saved])
             raise
+        done = set(part.indexed)
+        part.books = {w.book_id for w in batch if w.entry_id in done}
         report.merge(part)
-        if on_indexed is not None and part.indexed:
-            done = set(part.indexed)
-            on_indexed({w.book_id for w in batch if w.entry_id in done})
+        if on_indexed is not None and part.books:
+            on_indexed(part.books)
         if on_progress is not None:
             on_progress(len(batch))
     return report

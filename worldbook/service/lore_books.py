@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from worldbook.core.glosses import reader_languages
 from worldbook.core.records import BookRecord, EntryRecord
 from worldbook.core.types import LoreBook, LoreEntry
 from worldbook.ports import EntryReader, IndexedEntries
@@ -178,4 +179,5 @@ def _lore_book(book: BookRecord, entries: tuple[LoreEntry, ...]) -> LoreBook:
         title=book.title,
         entries=entries,
         version=str(book.version),  # the matcher depends on titles/aliases only
+        readers=reader_languages(book.settings),
     )

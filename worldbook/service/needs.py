@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from worldbook.runtime.matcher_cache import MatcherCache
     from worldbook.service.aligned_view import AlignedView
     from worldbook.service.classic_books import ClassicBookCache
+    from worldbook.service.gloss_view import GlossViews
     from worldbook.service.lore_books import LoreBookCache
     from worldbook.service.macro_books import MacroBooks
     from worldbook.service.query_embeddings import QueryEmbeddings
@@ -160,6 +161,9 @@ class Turns(HasBooks, HasSettings, LoreViews, Protocol):
 
     @property
     def aligned(self) -> AlignedView | None: ...
+
+    @property
+    def glosses(self) -> GlossViews | None: ...
 
     @property
     def foreground(self) -> Foreground: ...

@@ -23,6 +23,7 @@ from worldbook.ports import (
     BookStore,
     ChatStore,
     Embedder,
+    GlossQueue,
     ImportStore,
     IndexedEntries,
     IndexQueue,
@@ -40,6 +41,7 @@ from worldbook.runtime.classic_cache import ClassicMatcherCache
 from worldbook.runtime.matcher_cache import MatcherCache
 from worldbook.service.aligned_view import AlignedView
 from worldbook.service.classic_books import ClassicBookCache
+from worldbook.service.gloss_view import GlossViews
 from worldbook.service.lore_books import LoreBookCache
 from worldbook.service.macro_books import MacroBooks
 from worldbook.service.prewarm import PrewarmQueue
@@ -57,6 +59,8 @@ class Services:
         settings: the process's settings (read, never changed).
         store, embedder, vector_index, queue, tokenizers, usage: the ports.
         aligned: the cross-lingually aligned second view (ADR 0016); None: the primary alone.
+        glosses: the gloss views of the readers' languages (ADR 0023); None: not searched.
+        gloss_queue: where books wait for their glosses; None: no model writes them.
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class Services:
         tokenizers: TokenizerSource,
         usage: UsageSink,
         aligned: AlignedView | None = None,
+        glosses: GlossViews | None = None,
+        gloss_queue: GlossQueue | None = None,
     ) -> None:
         self.settings = settings
         self.rules: SelectionRules = settings.selection_rules()
@@ -85,6 +91,8 @@ class Services:
         self.embedder = embedder
         self.vector_index = vector_index
         self.aligned = aligned
+        self.glosses = glosses
+        self.gloss_queue = gloss_queue
         self.queue = queue
         self.tokenizers = tokenizers
         self.usage = usage
@@ -141,6 +149,8 @@ class Services:
             self.vector_index.invalidate(book_id)
             if self.aligned is not None:
                 self.aligned.index.invalidate(book_id)
+            if self.glosses is not None:
+                self.glosses.invalidate(book_id)
 
     def enqueue(self, entry_ids: Sequence[str]) -> None:
         """Hand entries to the indexer; a broker outage is logged, the sweep catches up."""

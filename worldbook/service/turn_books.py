@@ -23,7 +23,7 @@ from worldbook.core.turn import ResolvedTurn
 from worldbook.core.turn_request import TurnRequest
 from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
 from worldbook.errors import ServiceUnavailable
-from worldbook.service.aligned_view import WIDEN, fused_search
+from worldbook.service.aligned_view import WIDEN, fused_search, query_language
 from worldbook.service.diverse_hits import EntryVectors, book_entry_vectors, diversified
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
@@ -141,7 +141,14 @@ def meaning_search(
     def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
         with stage("query_embedding"):
             vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
-        return services.vector_index.search(list(book_ids), vectors, k)
+        hits = services.vector_index.search(list(book_ids), vectors, k)
+        glosses = services.glosses
+        if glosses is None or not any(by_id[b].readers for b in book_ids if b in by_id):
+            return hits
+        # ADR 0023: the books read in the conversation's language lift entries by their glosses.
+        language = query_language(queries)
+        readers = [b for b in book_ids if b in by_id and language in by_id[b].readers]
+        return glosses.lifted(hits, vectors, language, readers, k)
 
     def blind(book_id: str) -> frozenset[str]:
         view, aligned = by_id.get(book_id), services.aligned

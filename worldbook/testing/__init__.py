@@ -4,8 +4,8 @@ FAISS, a model or a broker: :func:`fake_services` wires them into a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from worldbook.adapters.embedders.hashing import HashingEmbedder
 from worldbook.ports import Embedder
@@ -19,6 +19,9 @@ from worldbook.testing.fakes import (
 )
 from worldbook.testing.memory_store import InMemoryStore
 from worldbook.testing.vector_index import BruteForceIndex
+
+if TYPE_CHECKING:
+    from worldbook.service.search_setup import SearchSetup
 
 __all__ = [
     "BruteForceIndex",
@@ -41,6 +44,7 @@ def fake_services(
 ) -> Services:
     """Services over the in-memory store, brute-force index, hashing embedder and word
     tokenizer. With ``index_on_enqueue`` entries are embedded as soon as they are queued."""
+    from worldbook.service.gloss_view import GlossViews
     from worldbook.service.indexing import index_entries
     from worldbook.service.search_setup import search_setup
 
@@ -67,4 +71,27 @@ def fake_services(
         tokenizers=StaticTokenizers(),
         usage=ImmediateUsage(memory.add_usage_counts),
     )
+    if config.glosses:
+        services.glosses = GlossViews(
+            _gloss_index(memory, model.model_id, search), config.gloss_margin
+        )
     return services
+
+
+def _gloss_index(
+    memory: InMemoryStore, model_id: str, search: SearchSetup
+) -> Callable[[str], BruteForceIndex]:
+    """Per language, a brute-force index over the gloss vectors (ADR 0023), as the service's."""
+    from worldbook.core.glosses import gloss_model_id
+    from worldbook.service.gloss_view import OneLanguage
+
+    def make(language: str) -> BruteForceIndex:
+        stored_as = gloss_model_id(model_id, language)
+        return BruteForceIndex(
+            lambda book_id: memory.load_book_vectors(book_id, stored_as),
+            combination=search.combination,
+            correction=search.correction,
+            languages=lambda _book_id: OneLanguage(language),
+        )
+
+    return make
