@@ -2,8 +2,8 @@
 :mod:`worldbook.testing`.
 
 - :mod:`worldbook.ports.store`: the store's roles (books and entries, vectors and index state,
-  usage, token counts, imports, chats, keys, living-world writes) and :class:`Store`, all of
-  them;
+  usage, token counts, imports, chats, keys, living-world writes, connections, glosses) and
+  :class:`Store`, all of them;
 - :mod:`worldbook.ports.search`: :class:`Embedder`, :class:`VectorIndex` and their data;
 - :mod:`worldbook.ports.work`: :class:`IndexQueue`, :class:`UsageSink`, :class:`TokenizerSource`.
 
@@ -25,6 +25,7 @@ from worldbook.ports.store import (
     ChatStore,
     ConnectionStore,
     EntryReader,
+    GlossStore,
     ImportStore,
     KeyStore,
     Position,
@@ -43,6 +44,7 @@ __all__ = [
     "ConnectionStore",
     "Embedder",
     "EntryReader",
+    "GlossStore",
     "ImportStore",
     "IndexQueue",
     "IndexedEntries",
