@@ -13,11 +13,14 @@ from datetime import datetime
 
 from worldbook.core import limits
 from worldbook.core.drafts import BookDraft
+from worldbook.core.glosses import GLOSS_LANGUAGES, Gloss
 from worldbook.core.records import TARGET_KINDS, USAGE_OF_VIA, USAGE_VIAS, BookRecord
 from worldbook.core.types import BookMode, Visibility
 from worldbook.errors import InvalidInput
 
 MAX_USER_ID = 255
+MAX_GLOSS_MODEL = 255
+MAX_CONTENT_HASH = 64
 
 
 def new_id() -> str:
@@ -114,3 +117,41 @@ def check_usage_vias(entry_counts: Mapping[str, Mapping[str, int]]) -> None:
         unknown = set(counts) - set(USAGE_VIAS)
         if unknown:
             raise InvalidInput(f"unknown usage via {sorted(unknown)[0]!r}.", field="uses")
+
+
+def unique_glosses(glosses: Sequence[Gloss]) -> dict[tuple[str, str], Gloss]:
+    """The glosses to save by (entry id, language), the last of a repeated pair kept (as
+    successive saves would), each checked to fit its columns on every backend alike.
+
+    A language outside :data:`~worldbook.core.glosses.GLOSS_LANGUAGES` is a caller's bug
+    (the book setting only accepts those), refused before anything is written."""
+    found: dict[tuple[str, str], Gloss] = {}
+    for gloss in glosses:
+        if not isinstance(gloss, Gloss):
+            raise InvalidInput("glosses must be Gloss records.", field="glosses")
+        texts = (gloss.entry_id, gloss.name, gloss.gist, gloss.content_hash, gloss.model)
+        if not all(isinstance(v, str) for v in texts):
+            raise InvalidInput("a gloss's fields must be text.", field="glosses")
+        if gloss.language not in GLOSS_LANGUAGES:
+            raise InvalidInput(
+                f"gloss language {gloss.language!r} is not one of the reader languages.",
+                field="glosses",
+            )
+        if not gloss.model or len(gloss.model) > MAX_GLOSS_MODEL:
+            raise InvalidInput(
+                f"a gloss's model must be 1–{MAX_GLOSS_MODEL} characters.", field="glosses"
+            )
+        if len(gloss.content_hash) > MAX_CONTENT_HASH:
+            raise InvalidInput("a gloss's content_hash is not an entry hash.", field="glosses")
+        found[(gloss.entry_id, gloss.language)] = gloss
+    return found
+
+
+def check_gloss_languages(languages: Sequence[str] | None) -> list[str] | None:
+    """The languages to narrow a deletion to (None: all); a lone string is refused, since
+    ``"fr"`` iterated would silently mean ``["f", "r"]``."""
+    if languages is None:
+        return None
+    if isinstance(languages, str) or not all(isinstance(v, str) for v in languages):
+        raise InvalidInput("languages must be a list of language codes.", field="languages")
+    return list(dict.fromkeys(languages))

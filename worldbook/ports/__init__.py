@@ -2,8 +2,8 @@
 :mod:`worldbook.testing`.
 
 - :mod:`worldbook.ports.store`: the store's roles (books and entries, vectors and index state,
-  usage, token counts, imports, chats, keys, living-world writes) and :class:`Store`, all of
-  them;
+  usage, token counts, imports, chats, keys, living-world writes, connections, glosses) and
+  :class:`Store`, all of them;
 - :mod:`worldbook.ports.search`: :class:`Embedder`, :class:`VectorIndex` and their data;
 - :mod:`worldbook.ports.work`: :class:`IndexQueue`, :class:`GlossQueue`, :class:`UsageSink`,
   :class:`TokenizerSource`.
@@ -26,6 +26,7 @@ from worldbook.ports.store import (
     ChatStore,
     ConnectionStore,
     EntryReader,
+    GlossStore,
     ImportStore,
     KeyStore,
     Position,
@@ -45,6 +46,7 @@ __all__ = [
     "Embedder",
     "EntryReader",
     "GlossQueue",
+    "GlossStore",
     "ImportStore",
     "IndexQueue",
     "IndexedEntries",

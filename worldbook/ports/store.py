@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from worldbook.core.connections import ConnectionRecord, ConnectionSpec
 from worldbook.core.drafts import BookDraft, EntryDraft
+from worldbook.core.glosses import Gloss
 from worldbook.core.living import (
     LivingLimits,
     TrashedEntry,
@@ -249,6 +250,24 @@ class WriteStore(Protocol):
     def restore_entry(self, entry_id: str) -> EntryRecord: ...
 
 
+class GlossStore(Protocol):
+    """Glosses (ADR 0023): entries' generated names and gists in reader languages, in their own
+    table, each current only while its content hash is the entry's."""
+
+    def save_glosses(self, book_id: str, glosses: Sequence[Gloss]) -> int:
+        """Upsert by (entry, language) in one transaction, skipping glosses whose entry is
+        gone, in another book or edited since; returns how many were saved."""
+        ...
+
+    def book_glosses(self, book_id: str) -> list[Gloss]:
+        """The book's current glosses, in list order then by language."""
+        ...
+
+    def delete_glosses(self, book_id: str, languages: Sequence[str] | None = None) -> int:
+        """Delete the book's glosses (only ``languages`` when given); returns how many."""
+        ...
+
+
 @runtime_checkable
 class Store(
     BookStore,
@@ -260,6 +279,7 @@ class Store(
     KeyStore,
     WriteStore,
     ConnectionStore,
+    GlossStore,
     Protocol,
 ):
     """Every role at once (``SqlStore``, ``InMemoryStore``)."""

@@ -17,6 +17,7 @@ from worldbook.core.drafts import (
     entry_values,
 )
 from worldbook.core.embed_text import entry_content_hash
+from worldbook.core.glosses import Gloss
 from worldbook.core.limits import check_entry_query
 from worldbook.core.ordering import GAP, Target, parse_target, place
 from worldbook.core.records import (
@@ -67,6 +68,7 @@ class EntryTable(BookTable):
         super().__init__()
         self._entries: dict[str, EntryRecord] = {}
         self._vectors: dict[tuple[str, str], tuple[str, Vectors]] = {}  # (entry, model)
+        self._glosses: dict[tuple[str, str], Gloss] = {}  # (entry, language); memory_glosses
         self._entry_usage: dict[str, EntryUsageRecord] = {}
         self._jobs: dict[str, ImportJobRecord] = {}
 
@@ -190,6 +192,8 @@ class EntryTable(BookTable):
             self._entry_usage.pop(entry_id, None)
         for key in [k for k in self._vectors if k[0] in doomed]:
             del self._vectors[key]
+        for gloss_key in [k for k in self._glosses if k[0] in doomed]:  # as ON DELETE CASCADE
+            del self._glosses[gloss_key]
 
     def list_entries(self, book_id: str, query: EntryQuery = ALL_ENTRIES) -> list[EntryRecord]:
         check_entry_query(query)

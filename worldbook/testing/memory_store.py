@@ -11,17 +11,21 @@ from __future__ import annotations
 
 from worldbook.testing.memory_chats import ChatTable
 from worldbook.testing.memory_connections import ConnectionTable
+from worldbook.testing.memory_glosses import GlossTable
 from worldbook.testing.memory_imports import ImportTable
 from worldbook.testing.memory_usage import UsageTable
 from worldbook.testing.memory_vectors import VectorTable
 from worldbook.testing.memory_writes import WriteTable
 
 
-class InMemoryStore(ConnectionTable, ChatTable, WriteTable, VectorTable, UsageTable, ImportTable):
+class InMemoryStore(
+    ConnectionTable, ChatTable, WriteTable, VectorTable, GlossTable, UsageTable, ImportTable
+):
     """The ``Store`` port in memory, role by role as ``worldbook.ports.store`` splits it: books,
     entries and attachments (:class:`BookTable`, :class:`EntryTable`), vectors
     (:class:`VectorTable`), usage and token counts (:class:`UsageTable`), imports
-    (:class:`ImportTable`), chats (:class:`ChatTable`), the living world (:class:`WriteTable`)."""
+    (:class:`ImportTable`), chats (:class:`ChatTable`), the living world (:class:`WriteTable`),
+    glosses (:class:`GlossTable`)."""
 
     def purge_book(self, book_id: str) -> None:
         with self._lock:

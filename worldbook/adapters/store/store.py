@@ -7,6 +7,7 @@ from worldbook.adapters.store.books import BooksMixin
 from worldbook.adapters.store.chats import ChatsMixin
 from worldbook.adapters.store.connections import ConnectionsMixin
 from worldbook.adapters.store.entries import EntriesMixin
+from worldbook.adapters.store.glosses import GlossesMixin
 from worldbook.adapters.store.keys import KeysMixin
 from worldbook.adapters.store.migrate import upgrade_database
 from worldbook.adapters.store.usage import UsageMixin
@@ -24,6 +25,7 @@ class SqlStore(
     UsageMixin,
     ChatsMixin,
     ConnectionsMixin,  # proxy connections (ADR 0017)
+    GlossesMixin,  # generated names and gists in reader languages (ADR 0023)
 ):
     """The store on SQLite (default) or PostgreSQL, chosen by the SQLAlchemy URL.
 

@@ -305,6 +305,23 @@ class ConnectionRow(_Base, table=True):
     revoked_at: datetime | None = _ts(nullable=True)
 
 
+class EntryGlossRow(_Base, table=True):
+    """An entry's generated name and gist in one reader language (ADR 0023; migration 0008).
+
+    Its own table, never the author's entries or aliases: a gloss is a view the app's model
+    wrote. Current only while ``content_hash`` equals the entry's (as ``entry_vectors``)."""
+
+    __tablename__ = "entry_glosses"
+    entry_id: str = _fk("entries.id", primary_key=True)
+    language: str = Field(sa_column=sa.Column(sa.String(8), primary_key=True))
+    book_id: str = _fk("books.id", index=True)
+    name: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))
+    gist: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))
+    content_hash: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    model: str = Field(sa_column=sa.Column(sa.String(255), nullable=False))
+    created_at: datetime = _ts()
+
+
 metadata: sa.MetaData = _Base.metadata
 
 
@@ -333,3 +350,4 @@ lore_writes = table(LoreWriteRow)
 living_entries = table(LivingEntryRow)
 entry_trash = table(EntryTrashRow)
 connections = table(ConnectionRow)
+entry_glosses = table(EntryGlossRow)
