@@ -48,14 +48,17 @@ class GlossingLLM:
         return LLMResult(text=str(reply), data=reply, model=self.model)
 
 
-def _book(services: Services, readers: list[str] | None) -> str:
+MARKET = EntryDraft(title="밤 시장", lore="밤이면 상인들이 조용히 말하는 시장이다. " * 3)
+
+
+def _book(services: Services, readers: list[str] | None, *extra: EntryDraft) -> str:
     settings = {"reader_languages": readers} if readers is not None else {}
     book = services.books.create_book("alice", BookDraft(title="Lore", settings=settings))
     fillers = [
         EntryDraft(title=f"Ledger {i}", lore=FILLER * (i % 3 + 8) + "Tally. " * (i // 3))
-        for i in range(40)
+        for i in range(60)
     ]
-    services.store.add_entries(book.id, [*fillers, WOODS])  # type: ignore[attr-defined]
+    services.store.add_entries(book.id, [*fillers, WOODS, *extra])  # type: ignore[attr-defined]
     index_now(services)
     return book.id
 
@@ -89,9 +92,9 @@ def test_the_writer_keeps_only_glosses_in_the_asked_language_and_is_idempotent()
     book_id = _book(services, ["ko"])
     llm = GlossingLLM()
     report = _write(services, book_id, llm)
-    assert report["asked"] == 41  # every entry is written in another language than Korean
+    assert report["asked"] == 61  # every entry is written in another language than Korean
     assert report["written"] == 1 and report["embedded"] == 1
-    assert report["dropped"] == {"wrong language": 40}
+    assert report["dropped"] == {"wrong language": 60}
     (gloss,) = services.store.book_glosses(book_id)
     assert (gloss.language, gloss.name, gloss.model) == ("ko", "속삭이는 숲", "glossing")
     stored = services.store.load_book_vectors(book_id, gloss_model_id(services.model_id, "ko"))
@@ -99,13 +102,14 @@ def test_the_writer_keeps_only_glosses_in_the_asked_language_and_is_idempotent()
     # A second run asks only for what is still missing and embeds nothing twice.
     again = _write(services, book_id, llm)
     assert again["written"] == 0 and again["embedded"] == 0
-    assert again["asked"] == 40
+    assert again["asked"] == 60
 
 
 def test_a_turn_in_a_reader_language_finds_lore_through_its_gloss() -> None:
     services = fake_services(index_on_enqueue=False)
-    book_id = _book(services, ["ko"])
-    assert "Le Bois Murmurant" not in _injected(services, book_id, ASKED_IN_KOREAN)
+    book_id = _book(services, ["ko"], MARKET)
+    found = _injected(services, book_id, ASKED_IN_KOREAN)
+    assert "밤 시장" in found and "Le Bois Murmurant" not in found
     _write(services, book_id, GlossingLLM())
     assert "Le Bois Murmurant" in _injected(services, book_id, ASKED_IN_KOREAN)
     # The gloss is never shown as lore: what is sent is the author's own text.
@@ -121,8 +125,9 @@ def test_a_turn_in_a_reader_language_finds_lore_through_its_gloss() -> None:
 
 def test_an_edited_entry_loses_its_gloss_until_it_is_written_again() -> None:
     services = fake_services(index_on_enqueue=False)
-    book_id = _book(services, ["ko"])
+    book_id = _book(services, ["ko"], MARKET)
     _write(services, book_id, GlossingLLM())
+    assert "Le Bois Murmurant" in _injected(services, book_id, ASKED_IN_KOREAN)
     woods = next(e for e in services.store.list_entries(book_id) if e.title == WOODS.title)
     services.store.update_entry(woods.id, lore=WOODS.lore + " Les chasseurs l'évitent.")
     index_now(services)

@@ -19,13 +19,12 @@ from worldbook.adapters.faiss_index import FaissIndex
 from worldbook.adapters.queues import CeleryIndexQueue, InProcessIndexQueue
 from worldbook.adapters.store import open_store
 from worldbook.adapters.tokenizers.registry import TokenizerRegistry
-from worldbook.core.glosses import gloss_model_id
 from worldbook.core.query import Method, QueryCombination
 from worldbook.errors import WorldbookError
 from worldbook.llm_port import LLM
 from worldbook.ports import Embedder, GlossQueue, IndexQueue, Store
 from worldbook.service.aligned_view import AlignedView
-from worldbook.service.gloss_view import GlossViews, OneLanguage
+from worldbook.service.gloss_view import GlossRowLanguages, GlossViews, gloss_rows_loader
 from worldbook.service.glosses import BookGlossWriter, GlossReport, write_book_glosses
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
@@ -215,20 +214,24 @@ def _vector_index(settings: WorldbookSettings, store: Store, model_id: str) -> F
 
 
 def _gloss_views(settings: WorldbookSettings, store: Store, model_id: str) -> GlossViews | None:
-    """The readers' languages' gloss views (ADR 0023): per language, an index over the gloss
-    vectors, scored like the primary's (same model, correction and combination)."""
+    """The readers' languages' gloss views (ADR 0023): per language, an index over the books'
+    own rows and that language's gloss rows, scored like the primary's."""
     if not settings.glosses:
         return None
     search = search_setup(settings, model_id, store)
+    entry_languages = search.languages
 
     def make_index(language: str) -> FaissIndex:
-        stored_as = gloss_model_id(model_id, language)
+        def languages(book_id: str) -> GlossRowLanguages:
+            own = entry_languages(book_id) if entry_languages is not None else {}
+            return GlossRowLanguages(own, language)
+
         return FaissIndex(
-            lambda book_id: store.load_book_vectors(book_id, stored_as),
+            gloss_rows_loader(store.load_book_vectors, model_id, language),
             max_books=settings.index_cache_books,
             combination=search.combination,
             correction=search.correction,
-            languages=lambda _book_id: OneLanguage(language),
+            languages=languages,
             background=True,
         )
 

@@ -141,14 +141,14 @@ def meaning_search(
     def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
         with stage("query_embedding"):
             vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
-        hits = services.vector_index.search(list(book_ids), vectors, k)
         glosses = services.glosses
-        if glosses is None or not any(by_id[b].readers for b in book_ids if b in by_id):
-            return hits
-        # ADR 0023: the books read in the conversation's language lift entries by their glosses.
-        language = query_language(queries)
-        readers = [b for b in book_ids if b in by_id and language in by_id[b].readers]
-        return glosses.lifted(hits, vectors, language, readers, k)
+        if glosses is not None and any(by_id[b].readers for b in book_ids if b in by_id):
+            # ADR 0023: a book read in the conversation's language lifts entries by their
+            # glosses in it (the gloss index scores the books' own rows too: one pass).
+            language = query_language(queries)
+            if any(language in by_id[b].readers for b in book_ids if b in by_id):
+                return glosses.search(language, book_ids, vectors, k)
+        return services.vector_index.search(list(book_ids), vectors, k)
 
     def blind(book_id: str) -> frozenset[str]:
         view, aligned = by_id.get(book_id), services.aligned

@@ -81,17 +81,21 @@ def fake_services(
 def _gloss_index(
     memory: InMemoryStore, model_id: str, search: SearchSetup
 ) -> Callable[[str], BruteForceIndex]:
-    """Per language, a brute-force index over the gloss vectors (ADR 0023), as the service's."""
-    from worldbook.core.glosses import gloss_model_id
-    from worldbook.service.gloss_view import OneLanguage
+    """Per language, a brute-force gloss index (ADR 0023), built as the service's."""
+    from worldbook.service.gloss_view import GlossRowLanguages, gloss_rows_loader
+
+    entry_languages = search.languages
 
     def make(language: str) -> BruteForceIndex:
-        stored_as = gloss_model_id(model_id, language)
+        def languages(book_id: str) -> GlossRowLanguages:
+            own = entry_languages(book_id) if entry_languages is not None else {}
+            return GlossRowLanguages(own, language)
+
         return BruteForceIndex(
-            lambda book_id: memory.load_book_vectors(book_id, stored_as),
+            gloss_rows_loader(memory.load_book_vectors, model_id, language),
             combination=search.combination,
             correction=search.correction,
-            languages=lambda _book_id: OneLanguage(language),
+            languages=languages,
         )
 
     return make
