@@ -4,6 +4,7 @@
         [--sets saltreach,unseen,meridian] [--embedder e5-small] [--aligned use-m3|none]
         [--no-peers] [--no-ablations] [--views] [--diversity 0.5,1]
         [--replay --previous-turns 1,2] [--output FILE]
+        [--gloss-llm URL --gloss-model NAME --readers ko,pt,zh,it --gloss-margins 0.02,0.05]
 
 Each set (``benchmarks/hard_set/<set>/``: ``world.json`` + ``turns.json``, rebuilt from the text
 sources by ``benchmarks/hard_set/build.py``) is imported with the real importer into a fresh SQLite
@@ -17,18 +18,26 @@ the aligned view fused, and with the aligned view and the referent links (ADR 00
 the ablations; ``--diversity 0.5,1`` runs the defaults beside each diversity strength and the
 full-score share's bar raised by the links, ``--replay --previous-turns 1,2`` replays each turn's
 earlier user messages as turns of its chat and uses what they selected as referents (ADR 0021).
+``--gloss-llm URL`` (an OpenAI-compatible ``/v1`` URL; its key in ``WORLDBOOK_LLM_API_KEY``)
+gives each world the reader languages ``--readers`` and has that model write its glosses (ADR
+0023; replies memoised in ``benchmarks/.cache/llm/``), then runs the defaults without glosses
+beside the glosses at each margin of ``--gloss-margins``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 from worldbook.adapters.embedders import load_embedder
+from worldbook.adapters.llm.openai_compat import OpenAICompatibleLLM
 from worldbook.bench import common
 from worldbook.bench.common import CachedEmbedder
-from worldbook.bench.hard_set import ABLATIONS, Variant, run_hard_set
+from worldbook.bench.glosses import CachedLLM, gloss_preparer
+from worldbook.bench.hard_set import ABLATIONS, Prepare, Variant, run_hard_set
 from worldbook.bench.hard_set_report import hard_set_markdown
 from worldbook.bench.report import _clean
 from worldbook.core.types import ModelProfile
@@ -111,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="NAME:key=value,... settings overrides compared with the defaults (repeatable)",
     )
+    parser.add_argument("--gloss-llm", default="", help="the glosses' model server (ADR 0023)")
+    parser.add_argument("--gloss-model", default="", help="the model name sent to it")
+    parser.add_argument("--readers", default="ko,pt,zh,it", help="the worlds' reader languages")
+    parser.add_argument("--gloss-margins", default="0.02", help="comma-separated margins")
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
@@ -121,6 +134,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", type=Path, default=RESULTS)
     return parser
+
+
+def _gloss_variants(
+    args: argparse.Namespace, reports: dict[str, Any]
+) -> tuple[list[Variant], dict[str, Prepare], CachedLLM]:
+    """The defaults beside the glosses at each margin (ADR 0023), the hook that writes them
+    with the memoised model, and that model (saved after the run)."""
+    llm = CachedLLM(
+        OpenAICompatibleLLM(
+            args.gloss_llm,
+            api_key=os.environ.get("WORLDBOOK_LLM_API_KEY"),
+            model=args.gloss_model or None,
+            timeout_s=600,
+        ),
+        CACHE / "llm" / f"glosses-{args.gloss_model or 'default'}.json",
+    )
+    hook = gloss_preparer(llm, args.readers.split(","), args.gloss_model or args.gloss_llm, reports)
+    margins = [float(x) for x in args.gloss_margins.split(",")]
+    glossed: list[Variant] = [(f"glosses, margin {m:g}", {"gloss_margin": m}) for m in margins]
+    return [("", {}), *glossed], {label: hook for label, _ in glossed}, llm
 
 
 def main() -> None:
@@ -136,6 +169,11 @@ def main() -> None:
     if args.aligned != "none":
         aligned = CachedEmbedder(load_embedder(args.aligned, threads=args.threads), cache)
     variants = chosen_variants(args)
+    prepare: dict[str, Prepare] | None = None
+    llm: CachedLLM | None = None
+    gloss_reports: dict[str, Any] = {}
+    if args.gloss_llm:
+        variants, prepare, llm = _gloss_variants(args, gloss_reports)
     started = time.perf_counter()
     result = run_hard_set(
         settings,
@@ -147,7 +185,10 @@ def main() -> None:
         variants=variants,
         aligned=aligned,
         replay=args.replay,
+        prepare=prepare,
     )
+    if llm is not None:
+        llm.save()
     report = {
         "date": common.now_iso(),
         "machine": common.machine(),
@@ -155,6 +196,10 @@ def main() -> None:
         "embedder": args.embedder,
         "aligned_embedder": args.aligned,
         "seconds": round(time.perf_counter() - started, 1),
+        "glosses": {"llm": args.gloss_model or args.gloss_llm, "readers": args.readers}
+        | {"written": list(gloss_reports.values())}
+        if args.gloss_llm
+        else None,
         **result,
     }
     per_turn = {name: s.pop("_per_turn") for name, s in report["sets"].items()}

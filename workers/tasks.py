@@ -94,19 +94,7 @@ def register_tasks(
             queues.append(CeleryIndexQueue(broker_url))
         return queues[0]
 
-    @app.task(name=GLOSS_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
-    def write_glosses_task(book_id: object) -> dict[str, Any]:
-        if not isinstance(book_id, str):
-            raise InvalidInput("a glosses task takes one book id string.", field="book_id")
-        ind = indexer()
-        if ind.glosses is None:
-            return {"skipped": "no language model configured (WORLDBOOK_LLM_URL)"}
-        try:
-            report = ind.glosses(book_id)
-        except NotFound:
-            return {"skipped": "the book is gone"}
-        log.info("glosses of book %s: %s", book_id, report.as_dict())
-        return report.as_dict()
+    register_gloss_task(app, indexer)
 
     @app.task(name=SWEEP_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
     def sweep_task() -> int:
@@ -121,3 +109,21 @@ def register_tasks(
         if ind.aligned is not None:  # entries the aligned view lacks (ADR 0016)
             queued += indexing.sweep(ind.store, queue, ind.aligned.model_id)
         return queued
+
+
+def register_gloss_task(app: Celery, indexer: Callable[[], Indexer]) -> None:
+    """The task that writes one book's glosses (ADR 0023), queued by the index task."""
+
+    @app.task(name=GLOSS_TASK, max_retries=3, **_RETRIED_TASK)  # type: ignore[untyped-decorator]
+    def write_glosses_task(book_id: object) -> dict[str, Any]:
+        if not isinstance(book_id, str):
+            raise InvalidInput("a glosses task takes one book id string.", field="book_id")
+        ind = indexer()
+        if ind.glosses is None:
+            return {"skipped": "no language model configured (WORLDBOOK_LLM_URL)"}
+        try:
+            report = ind.glosses(book_id)
+        except NotFound:
+            return {"skipped": "the book is gone"}
+        log.info("glosses of book %s: %s", book_id, report.as_dict())
+        return report.as_dict()

@@ -72,7 +72,8 @@ def _injected(services: Services, book_id: str, *texts: str) -> list[str]:
         messages=messages,
         profile=PROFILE,
     )
-    return [e["title"] for e in result.to_json()["injected"]]
+    body: dict[str, Any] = result.to_json()
+    return [e["title"] for e in body["injected"]]
 
 
 def _write(services: Services, book_id: str, llm: GlossingLLM | None) -> dict[str, Any]:

@@ -7,15 +7,12 @@ importer into a fresh SQLite store and indexed with the given embedder) and labe
 language of the conversation, ``gold`` entries (what the reply needs) and ``avoid`` entries (the
 confusers that must not take a full slot). Every turn goes through
 :func:`worldbook.service.turns.select_turn`, the peers' methods run beside it
-(``worldbook.bench.peers``), and everything is reported per kind and per language:
-
-* gold in full — share of gold entries injected in full (canon counts);
-* gold in full or index — the same, counting world-index lines;
-* avoid in full — share of confuser entries injected in full (lower is better);
-* index lines per turn, lore tokens per turn;
-
-plus diagnostics for worldbook's misses (why each missed gold entry was left out, from the
-selection trace) and the same-language pull of meaning-based full slots.
+(``worldbook.bench.peers``), and everything is reported per kind and per language: gold in
+full (share of gold entries injected in full, canon counts), gold in full or index (counting
+world-index lines too), avoid in full (confuser entries injected in full, lower is better),
+index lines and lore tokens per turn; plus diagnostics for worldbook's misses (why each missed
+gold entry was left out, from the selection trace) and the same-language pull of meaning-based
+full slots.
 """
 
 from __future__ import annotations
@@ -129,7 +126,7 @@ BEFORE_ISSUE_16: dict[str, Any] = {
     "index_title_fallback": False,
 }
 """The engine's settings before the hard sets were measured (ADR 0003, ADR 0013; literal hits
-were then ordered by book order; that rule change has no setting)."""
+were then in book order, a rule change with no setting)."""
 
 STEMMERS = ("russian", "german", "french", "spanish", "italian", "portuguese")
 """The Snowball stemmers of the inflected-name tier as measured (the hard sets' inflected
@@ -149,9 +146,9 @@ ABLATIONS: tuple[Variant, ...] = (
 bought), and the optional inflected-name tier put in."""
 
 RowTransform = Callable[[Vectors, list[str]], Vectors]
-"""``transform(vectors, texts)`` — applied to a book's stored entry vectors when its in-memory
-index is built, with the title and lore of each row's entry (an experiment hook: the stored
-vectors stay raw)."""
+"""``transform(vectors, texts)``: applied to a book's stored entry vectors (with each row's
+entry's title and lore) when its in-memory index is built; the stored ones stay raw."""
+Prepare = Callable[[Services, str], None]  # run on a variant's imported book (ADR 0023)
 
 
 def _transformed_index(parts: Services, rows: RowTransform) -> FaissIndex:
@@ -174,11 +171,13 @@ def worldbook_run(
     overrides: Mapping[str, Any] | None = None,
     aligned: Embedder | None = None,
     replay: bool = False,
+    prepare: Prepare | None = None,
 ) -> tuple[dict[str, Outcome], dict[str, TurnDetail], dict[str, Any]]:
     """Every turn through ``select_turn`` on the freshly imported, indexed world (with the
     settings ``overrides`` of a variant and, given ``aligned``, the aligned view). ``replay``:
     each turn is a chat of its own whose earlier user messages were turns before it (real
-    turns with the chat's id, so the request log holds what they selected)."""
+    turns with the chat's id, so the request log holds what they selected). ``prepare`` is run
+    on the imported, indexed book first (glosses, ADR 0023)."""
     with tempfile.TemporaryDirectory(prefix="wb-bench-hard-") as tmp:
         local = settings.model_copy(update=dict(overrides or {}))
         parts = _components(local, embedder, Path(tmp), aligned)
@@ -186,6 +185,8 @@ def worldbook_run(
             parts.services.vector_index = _transformed_index(parts.services, rows)
         try:
             book_id = _import_all(parts.services, [hard.world])[hard.world.name]
+            if prepare is not None:
+                prepare(parts.services, book_id)
             count = parts.services.token_counter(profile.tokenizer_id).tokenizer.count
             entries = _peer_entries(parts.services, book_id, count)
             _check_titles(hard, {e.title for e in entries})
@@ -324,13 +325,15 @@ def run_hard_set(
     variants: Sequence[Variant] = (("", {}),),
     aligned: Embedder | None = None,
     replay: bool = False,
+    prepare: dict[str, Prepare] | None = None,
 ) -> dict[str, Any]:
     """Every method on every turn of each set; a dict ready for ``results.json``.
 
     Each embedder runs under each variant (method ``worldbook:<embedder>`` for ``""``, else
     ``worldbook:<embedder> <variant>``). ``row_transforms`` maps a method name to a transform
     of the book's entry vectors applied when its index is built (an experiment hook);
-    ``replay``: each turn's earlier user messages are turns of its chat first."""
+    ``replay``: each turn's earlier user messages are turns of its chat first; ``prepare`` maps
+    a variant's label to a hook run on its book before the turns."""
     out: dict[str, Any] = {
         "input_window": profile.input_window,
         "tokenizer": profile.tokenizer_id,
@@ -348,8 +351,9 @@ def run_hard_set(
             method = f"worldbook:{name}" + (f" {label}" if label else "")
             step(f"hard set {hard.name}: {method}")
             rows = (row_transforms or {}).get(method)
+            hook = (prepare or {}).get(label)
             outcomes, details, book = worldbook_run(
-                settings, embedder, hard, profile, rows, overrides, aligned, replay
+                settings, embedder, hard, profile, rows, overrides, aligned, replay, hook
             )
             methods[method] = score(outcomes, hard.turns)
             diagnostics[method] = diagnose(hard, outcomes, details)

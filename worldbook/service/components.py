@@ -195,6 +195,10 @@ class Components:
         services.queue.close()
         services.usage.close()
         services.store.close()
+        if self._llm_client is not None:  # the gloss writer's (ADR 0023)
+            from worldbook.adapters.llm import close_llm
+
+            close_llm(self._llm_client)
         if self._own_embedder and isinstance(services.embedder, BatchingEmbedder):
             services.embedder.close()
 

@@ -73,6 +73,29 @@ LANGUAGE_NAMES = {
     "zh": "Chinese",
 }
 
+NATIVE_NAMES = {
+    "deutsch": "de",
+    "español": "es",
+    "français": "fr",
+    "italiano": "it",
+    "日本語": "ja",
+    "한국어": "ko",
+    "português": "pt",
+    "русский": "ru",
+    "中文": "zh",
+}
+"""Languages' own names a model may answer with instead of the code (besides English names)."""
+
+_BY_NAME = {name.casefold(): code for code, name in LANGUAGE_NAMES.items()} | NATIVE_NAMES
+
+
+def language_code(value: str) -> str:
+    """The code of a language a model named by code, English name or own name (``"Korean"``,
+    ``"ko"`` and ``"한국어"`` are all ``"ko"``); the text folded as it is otherwise."""
+    folded = value.strip().casefold()
+    return _BY_NAME.get(folded, folded)
+
+
 SYSTEM_PROMPT = (
     "You help readers of other languages find entries of a world book. For each language you "
     "are asked for, write the entry's name as a reader of that language would say it "
@@ -171,7 +194,7 @@ def read_glosses(
         if reply is None:
             report.drop("not a gloss object" if problems else "invalid")
             continue
-        language = reply.language.strip().casefold()
+        language = language_code(reply.language)
         if language not in languages or language in found:
             report.drop("language not asked for")
             continue

@@ -127,6 +127,28 @@ def chat_state(services: Turns, request: TurnRequest, books: Sequence[ClassicBoo
     return ChatState({book_id: book_state_from_json(row) for book_id, row in rows.items()})
 
 
+def primary_search(services: Turns, by_id: Mapping[str, LoreBook]) -> Primary:
+    """The primary view's search of a turn: the conversation embedded, its nearest entries by
+    the primary index, or by the gloss index of its language when one of the books is read in
+    it (ADR 0023: the author's rows and the glosses in one pass)."""
+
+    def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
+        with stage("query_embedding"):
+            vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
+        glosses = services.glosses
+        read = [by_id[b].readers for b in book_ids if b in by_id]
+        if glosses is not None and any(read):
+            language = query_language(queries)
+            if any(language in readers for readers in read):
+                try:
+                    return glosses.search(language, book_ids, vectors, k)
+                except ServiceUnavailable as exc:  # the author's own rows still answer
+                    logger.warning("gloss view %s unavailable: %s", language, exc)
+        return services.vector_index.search(list(book_ids), vectors, k)
+
+    return primary
+
+
 def meaning_search(
     services: Turns, request: TurnRequest, notes: list[str], views: Sequence[LoreBook] = ()
 ) -> SemanticSearch:
@@ -138,17 +160,7 @@ def meaning_search(
     recent = texts[-rules.semantic_messages :]
     by_id = {view.id: view for view in views}
 
-    def primary(queries: Sequence[str], book_ids: Sequence[str], k: int) -> list[SemanticHit]:
-        with stage("query_embedding"):
-            vectors = services.query_embeddings.embed_conversation(queries, last=len(queries))
-        glosses = services.glosses
-        if glosses is not None and any(by_id[b].readers for b in book_ids if b in by_id):
-            # ADR 0023: a book read in the conversation's language lifts entries by their
-            # glosses in it (the gloss index scores the books' own rows too: one pass).
-            language = query_language(queries)
-            if any(language in by_id[b].readers for b in book_ids if b in by_id):
-                return glosses.search(language, book_ids, vectors, k)
-        return services.vector_index.search(list(book_ids), vectors, k)
+    primary = primary_search(services, by_id)
 
     def blind(book_id: str) -> frozenset[str]:
         view, aligned = by_id.get(book_id), services.aligned
