@@ -254,6 +254,16 @@ MATRIX: dict[tuple[str, str], Row] = {
         "own_any", 200, _at("/v1/books/{w.book_id}/usage/daily?days=7")
     ),
     ("GET", "/v1/books/{book_id}/index"): Row("view", 200, _at("/v1/books/{w.book_id}/index")),
+    # Glosses (ADR 0023): read by whoever sees the book, asked for and deleted by its owner.
+    ("GET", "/v1/books/{book_id}/glosses"): Row("view", 200, _at("/v1/books/{w.book_id}/glosses")),
+    ("POST", "/v1/books/{book_id}/glosses"): Row(
+        "own",
+        422,  # the world's book names no settings.reader_languages (checked after ownership)
+        _at("/v1/books/{w.book_id}/glosses"),
+    ),
+    ("DELETE", "/v1/books/{book_id}/glosses"): Row(
+        "own", 200, _at("/v1/books/{w.book_id}/glosses?language=ko")
+    ),
     ("POST", "/v1/books/generate"): Row(
         "free",
         503,  # no language model is configured in these tests: 503 naming WORLDBOOK_LLM_URL

@@ -68,7 +68,7 @@ def list_glosses(book_id: BookId, caller: CallerDep, services: ServicesDep) -> G
 
 @router.post("/books/{book_id}/glosses", status_code=status.HTTP_202_ACCEPTED)
 def write_glosses(book_id: BookId, caller: CallerDep, services: ServicesDep) -> GlossesQueued:
-    """Ask the worker to write the glosses the book lacks; owner only. 400 without
+    """Ask the worker to write the glosses the book lacks; owner only. 422 without
     ``settings.reader_languages``, 503 without a language model."""
     readers = gloss_books.queue_glosses(services, caller.user_id, book_id)
     return GlossesQueued(book_id=book_id, reader_languages=list(readers))
