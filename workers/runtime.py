@@ -7,12 +7,14 @@ indexing logic itself is in :mod:`worldbook.service.indexing` and takes plain po
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from worldbook.errors import LLMNotConfigured
 from worldbook.ports import Embedder, Store, VectorStore
 from worldbook.service import indexing
 from worldbook.service.glosses import GlossReport, write_book_glosses
@@ -20,6 +22,8 @@ from worldbook.service.indexing import IndexReport
 
 if TYPE_CHECKING:
     from worldbook.settings import WorldbookSettings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -102,6 +106,10 @@ def gloss_writer(
         return None
     from worldbook.adapters.llm import build_llm
 
-    llm = build_llm(settings)
+    try:
+        llm = build_llm(settings)
+    except LLMNotConfigured as exc:  # indexing must not stop for the glosses' sake
+        log.warning("glosses are not written: %s", exc.message)
+        return None
     model = settings.llm_model or settings.llm_url
     return partial(write_book_glosses, store=store, llm=llm, embedder=embedder, model=model)

@@ -337,4 +337,7 @@ class BookGlossWriter:
             report = self._write(book_id)
         except NotFound:
             return  # the book was purged meanwhile
+        except WorldbookError as exc:  # the store or the model is down: the next run retries
+            log.warning("glosses of book %s not written: %s", book_id, exc.message)
+            return
         log.info("glosses of book %s: %s", book_id, report.as_dict())
