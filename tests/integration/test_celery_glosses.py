@@ -46,15 +46,10 @@ NO_MODEL = {"skipped": "no language model configured (WORLDBOOK_LLM_URL)"}
 
 
 @pytest.fixture
-def redis_client() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at WORLDBOOK_TEST_REDIS_URL={REDIS_URL}: {exc}")
-    client.flushdb()
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """A client of the flushed test Redis (the ``redis_url`` fixture flushes it)."""
+    client = redis.Redis.from_url(redis_url, socket_connect_timeout=2)
     yield client
-    client.flushdb()
     client.close()
 
 

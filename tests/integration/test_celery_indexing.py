@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import redis
 import sqlalchemy as sa
 
+from tests.integration.conftest import TEST_REDIS_URL
 from worldbook.adapters.queues import INDEX_QUEUE, CeleryIndexQueue
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.drafts import BookDraft, EntryDraft
@@ -34,22 +34,9 @@ from worldbook.testing import HashingEmbedder
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-REDIS_URL = os.environ.get("WORLDBOOK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REDIS_URL = TEST_REDIS_URL
 MODEL_ID = HashingEmbedder().model_id
 DEADLINE_S = 120.0  # liveness bound for polling, not a speed assertion
-
-
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at WORLDBOOK_TEST_REDIS_URL={REDIS_URL}: {exc}")
-    client.flushdb()
-    yield REDIS_URL
-    client.flushdb()
-    client.close()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from worldbook.errors import WorldbookError
 from worldbook.llm_port import LLM
 from worldbook.ports import Embedder, GlossQueue, IndexQueue, Store
 from worldbook.service.aligned_view import AlignedView
-from worldbook.service.gloss_view import GlossRowLanguages, GlossViews, gloss_rows_loader
+from worldbook.service.gloss_view import GlossViews, gloss_row_languages, gloss_rows_loader
 from worldbook.service.glosses import BookGlossWriter, GlossReport, write_book_glosses
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
@@ -223,19 +223,14 @@ def _gloss_views(settings: WorldbookSettings, store: Store, model_id: str) -> Gl
     if not settings.glosses:
         return None
     search = search_setup(settings, model_id, store)
-    entry_languages = search.languages
 
     def make_index(language: str) -> FaissIndex:
-        def languages(book_id: str) -> GlossRowLanguages:
-            own = entry_languages(book_id) if entry_languages is not None else {}
-            return GlossRowLanguages(own, language)
-
         return FaissIndex(
             gloss_rows_loader(store.load_book_vectors, model_id, language),
             max_books=settings.index_cache_books,
             combination=search.combination,
             correction=search.correction,
-            languages=languages,
+            languages=gloss_row_languages(search.languages, language),
             background=True,
         )
 

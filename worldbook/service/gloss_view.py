@@ -53,6 +53,19 @@ class GlossRowLanguages(Mapping[str, str]):
         return len(self._entries)
 
 
+def gloss_row_languages(
+    entry_languages: Callable[[str], Mapping[str, str]] | None, language: str
+) -> Callable[[str], GlossRowLanguages]:
+    """``languages(book_id)`` of a gloss index (own rows: their entries' languages, from
+    ``entry_languages`` when the search corrects per language; gloss rows: ``language``)."""
+
+    def languages(book_id: str) -> GlossRowLanguages:
+        own = entry_languages(book_id) if entry_languages is not None else {}
+        return GlossRowLanguages(own, language)
+
+    return languages
+
+
 def gloss_rows_loader(
     load: Callable[[str, str], BookVectors], model_id: str, language: str
 ) -> Callable[[str], BookVectors]:

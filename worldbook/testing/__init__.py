@@ -82,20 +82,14 @@ def _gloss_index(
     memory: InMemoryStore, model_id: str, search: SearchSetup
 ) -> Callable[[str], BruteForceIndex]:
     """Per language, a brute-force gloss index (ADR 0023), built as the service's."""
-    from worldbook.service.gloss_view import GlossRowLanguages, gloss_rows_loader
-
-    entry_languages = search.languages
+    from worldbook.service.gloss_view import gloss_row_languages, gloss_rows_loader
 
     def make(language: str) -> BruteForceIndex:
-        def languages(book_id: str) -> GlossRowLanguages:
-            own = entry_languages(book_id) if entry_languages is not None else {}
-            return GlossRowLanguages(own, language)
-
         return BruteForceIndex(
             gloss_rows_loader(memory.load_book_vectors, model_id, language),
             combination=search.combination,
             correction=search.correction,
-            languages=languages,
+            languages=gloss_row_languages(search.languages, language),
         )
 
     return make
