@@ -145,3 +145,16 @@ def test_without_reader_languages_or_a_model_nothing_is_written_or_searched() ->
     with_readers = _book(readers, ["ko"])
     assert _write(readers, with_readers, None)["asked"] == 0
     assert readers.store.book_glosses(with_readers) == []
+
+
+def test_a_model_may_name_the_language_by_code_english_name_or_own_name() -> None:
+    from worldbook.service.glosses import language_code
+
+    assert [language_code(x) for x in ("ko", " Korean ", "한국어", "PT", "Português")] == [
+        "ko",
+        "ko",
+        "ko",
+        "pt",
+        "pt",
+    ]
+    assert language_code("Klingon") == "klingon"  # not asked for: the writer drops it

@@ -16,15 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from worldbook.core.glosses import READER_LANGUAGES_SETTING
+from worldbook.errors import LLMTruncated
 from worldbook.llm_port import LLM, LLMCapabilities, LLMRequest, LLMResult
 from worldbook.service.glosses import GlossReport, write_book_glosses
 from worldbook.service.services import Services
 
+SAVE_EVERY = 10
+"""New replies between two saves of the memo."""
+
 
 class CachedLLM:
     """An :class:`LLM` that answers a request it has seen from a JSON file, and asks ``inner``
-    (then records the reply) otherwise. Keyed by the request's messages, schema name and
-    output limit."""
+    (then records the reply, or the cut reply of an :class:`LLMTruncated`) otherwise. Keyed
+    by the request's messages, schema name and output limit."""
 
     def __init__(self, inner: LLM, path: Path) -> None:
         self._inner = inner
@@ -48,12 +52,23 @@ class CachedLLM:
         with self._lock:
             found = self._replies.get(key)
         if found is None:
-            result = self._inner.complete(request)
-            self.asked += 1
-            found = {"text": result.text, "data": result.data, "model": result.model}
+            found = self._ask(request)
             with self._lock:
                 self._replies[key] = found
+            if self.asked % SAVE_EVERY == 0:  # a long run interrupted keeps what it asked
+                self.save()
+        if found.get("truncated"):
+            # A reply cut at the output limit is a reply too: replayed as the adapter raised it.
+            raise LLMTruncated(found["message"], partial=found["text"])
         return LLMResult(text=found["text"], data=found["data"], model=found["model"])
+
+    def _ask(self, request: LLMRequest) -> dict[str, Any]:
+        self.asked += 1
+        try:
+            result = self._inner.complete(request)
+        except LLMTruncated as cut:
+            return {"truncated": True, "message": cut.message, "text": cut.partial}
+        return {"text": result.text, "data": result.data, "model": result.model}
 
     def save(self) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)
