@@ -50,6 +50,7 @@ def test_an_entry_needs_every_reader_language_but_its_own() -> None:
         ("", "항구 노동자들의 오래된 조합이다.", "ko", "empty name or gist"),
         ("부두 형제단", "The old union of the dock workers.", "ko", "gist written in en, not ko"),
         ("부두 형제단", "첫 줄.\n둘째 줄.", "ko", "gist of more than one line"),
+        ("Il Dottore", "Il Dottore", "it", "gist repeats the name"),
         ("x" * 121, "항구 노동자들의 오래된 조합이다.", "ko", "name longer than 120 characters"),
     ],
 )

@@ -123,6 +123,8 @@ def gloss_problem(name: str, gist: str, language: str, detect: Callable[[str], s
         return f"gist longer than {GLOSS_GIST_MAX} characters"
     if "\n" in gist:
         return "gist of more than one line"
+    if gist.casefold() == name.casefold():
+        return "gist repeats the name"  # says nothing the name does not (a small model's habit)
     found = detect(gist)
     if found != language:
         return f"gist written in {found}, not {language}"
