@@ -23,6 +23,7 @@ import argparse
 import json
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,31 +105,41 @@ def ranks(index: Any, questions: list[tuple[int, str]], embedder: Embedder, n: i
     return found
 
 
+@dataclass(frozen=True)
+class Pool:
+    """The English paragraphs as the engine indexes them, built once for every language."""
+
+    data: XquadData
+    own: dict[str, BookVectors]
+    languages: dict[str, str]
+    primary: FaissIndex
+    correction: LanguageCorrection | None
+
+
+def english_pool(data: XquadData, e5: Embedder, correction: LanguageCorrection | None) -> Pool:
+    own = own_rows(data.paragraphs, data.book_of, e5)
+    languages = {f"p{n}": entry_language(NEUTRAL_TITLE, p) for n, p in enumerate(data.paragraphs)}
+    primary = FaissIndex(lambda b: own[b], correction=correction, languages=lambda _: languages)
+    return Pool(data, own, languages, primary, correction)
+
+
 def language_row(
-    lang: str,
-    gists: list[str],
-    data: XquadData,
-    e5: Embedder,
-    correction: LanguageCorrection | None,
-    margins: list[float],
+    lang: str, gists: list[str], pool: Pool, e5: Embedder, margins: list[float]
 ) -> dict[str, Any]:
     """One language's questions ranked by the primary index and by its gloss view at each
     margin (the gloss rows: ``gists``, one per paragraph)."""
-    own = own_rows(data.paragraphs, data.book_of, e5)
-    languages = {f"p{n}": entry_language(NEUTRAL_TITLE, p) for n, p in enumerate(data.paragraphs)}
-    glossed = gloss_rows(gists, data.book_of, e5)
+    glossed = gloss_rows(gists, pool.data.book_of, e5)
 
     def load(book: str) -> BookVectors:
-        a, b = own[book], glossed[book]
+        a, b = pool.own[book], glossed[book]
         return BookVectors(a.entry_ids + b.entry_ids, np.concatenate([a.vectors, b.vectors]))
 
     def make_index(language: str) -> VectorIndex:
-        rows = gloss_row_languages(lambda _: languages, language)
-        return FaissIndex(load, correction=correction, languages=rows)
+        rows = gloss_row_languages(lambda _: pool.languages, language)
+        return FaissIndex(load, correction=pool.correction, languages=rows)
 
-    primary = FaissIndex(lambda b: own[b], correction=correction, languages=lambda _: languages)
-    questions, n = data.questions[lang], len(data.paragraphs)
-    row = {"primary": metrics(ranks(primary.search, questions, e5, n))}
+    questions, n = pool.data.questions[lang], len(pool.data.paragraphs)
+    row = {"primary": metrics(ranks(pool.primary.search, questions, e5, n))}
     for margin in margins:
         views = GlossViews(make_index, margin)
 
@@ -152,10 +163,11 @@ def main() -> None:
     shrink = WorldbookSettings().language_centring_shrink
     correction = load_language_correction(e5.model_id, shrink=shrink)
     margins = [float(x) for x in args.margins.split(",")]
+    pool = english_pool(data, e5, correction)
     table: dict[str, dict[str, Any]] = {}
     for lang in (x for x in data.questions if x != "en"):
         gists = [first_sentence(p) for p in translated_paragraphs(folder, lang)]
-        table[lang] = row = language_row(lang, gists, data, e5, correction, margins)
+        table[lang] = row = language_row(lang, gists, pool, e5, margins)
         cells = [f"{k}: R@1 {m['r@1']:.3f} R@5 {m['r@5']:.3f}" for k, m in row.items()]
         print(f"{lang}  {'  '.join(cells)}", flush=True)
     names = list(next(iter(table.values())))

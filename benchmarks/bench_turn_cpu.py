@@ -56,13 +56,13 @@ def _stand_in_glosses(services: Services, book_id: str, languages: list[str]) ->
     book = services.books.get_book(book_id)
     settings = {**book.settings, READER_LANGUAGES_SETTING: languages}
     services.books.update_book(book_id, settings=settings)
+    entries = services.store.list_entries(book_id)
     glosses = [
         Gloss(e.id, lang, e.title, e.lore[:200].replace("\n", " "), e.content_hash, "stand-in")
-        for e in services.store.list_entries(book_id)
+        for e in entries
         for lang in languages
     ]
     services.store.save_glosses(book_id, glosses)
-    entries = services.store.list_entries(book_id)
     report = GlossReport()
     embed_missing_gloss_vectors(
         book_id, entries, store=services.store, embedder=services.embedder, report=report

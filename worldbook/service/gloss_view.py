@@ -15,7 +15,6 @@ without reader languages, and conversations in another language, never reach thi
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +25,6 @@ from worldbook.core.fusion import ranked
 from worldbook.core.glosses import gloss_model_id, lift_by_glosses
 from worldbook.core.types import SemanticHit
 from worldbook.ports import BookVectors, VectorIndex, Vectors
-
-logger = logging.getLogger(__name__)
 
 GLOSS_ROW = "gloss:"
 """Prefix of a gloss row's entry id in a gloss index (``:`` never occurs in an entry id)."""

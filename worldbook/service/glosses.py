@@ -23,8 +23,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from worldbook.core.glosses import (
-    GLOSS_GIST_MAX,
-    GLOSS_NAME_MAX,
     Gloss,
     current_glosses,
     gloss_model_id,
@@ -190,9 +188,9 @@ def read_glosses(
     """The usable glosses of one reply: one per asked language, each checked."""
     found: dict[str, Gloss] = {}
     for i, item in enumerate(raw):
-        reply, problems = validate_item(GlossReply, item, f"glosses[{i}]")
+        reply, _ = validate_item(GlossReply, item, f"glosses[{i}]")
         if reply is None:
-            report.drop("not a gloss object" if problems else "invalid")
+            report.drop("not a gloss object")
             continue
         language = language_code(reply.language)
         if language not in languages or language in found:
@@ -203,14 +201,7 @@ def read_glosses(
         if problem is not None:
             report.drop("wrong language" if problem.startswith("gist written") else problem)
             continue
-        found[language] = Gloss(
-            entry.id,
-            language,
-            name[:GLOSS_NAME_MAX],
-            gist[:GLOSS_GIST_MAX],
-            entry.content_hash,
-            model,
-        )
+        found[language] = Gloss(entry.id, language, name, gist, entry.content_hash, model)
     return list(found.values())
 
 
