@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from worldbook.errors import LLMNotConfigured
 from worldbook.ports import Embedder, Store, VectorStore
 from worldbook.service import indexing
-from worldbook.service.glosses import GlossReport, write_book_glosses
+from worldbook.service.glosses import GlossReport, embed_stored_glosses, write_book_glosses
 from worldbook.service.indexing import IndexReport
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class Indexer:
     on_indexed: Callable[[set[str]], None] | None = None
     aligned: Embedder | None = None  # the aligned view's embedder (ADR 0016)
     glosses: Callable[[str], GlossReport] | None = None  # a book's glosses (ADR 0023)
+    # Without a model to write glosses: embeds the stored ones of these books lacking vectors.
+    gloss_vectors: Callable[[Iterable[str]], int] | None = None
 
     def run(self, entry_ids: Sequence[str] | None, *, book_id: str | None = None) -> IndexReport:
         report = indexing.index_entries(
@@ -95,6 +97,11 @@ def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer
         batch_size=settings.index_batch_size,
         aligned=aligned,
         glosses=gloss_writer(settings, store, embedder),
+        gloss_vectors=(
+            partial(embed_stored_glosses, store=store, embedder=embedder)
+            if settings.glosses
+            else None
+        ),
     )
 
 

@@ -85,6 +85,8 @@ def register_tasks(
                 sender().submit(report.books)
             except QueueUnavailable as exc:  # the entries are indexed; `glosses write` catches up
                 log.warning("glosses not queued: %s", exc)
+        elif ind.gloss_vectors is not None and report.books:
+            ind.gloss_vectors(report.books)  # no model: the stored glosses keep their vectors
         if report.failed:
             log.warning("indexing failed for %d entries: %s", len(report.failed), report.failed)
         return {"indexed": len(report.indexed), "stale": len(report.stale), "failed": report.failed}

@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 from tests.api.conftest import auth, make_components, new_book
 from tests.scripted_upstream import Reply, ScriptedUpstream, openai_answer
 from worldbook.api.app import create_app
-from worldbook.core.glosses import gloss_model_id
+from worldbook.core.glosses import Gloss, gloss_model_id
+from worldbook.core.records import EntryRecord
 from worldbook.service.components import Components
 from worldbook.service.glosses import BookGlossWriter
 
@@ -95,6 +96,38 @@ def test_only_the_owner_asks_for_or_deletes_glosses(
     assert client.get(url, headers=bob).status_code == (200 if visibility == "unlisted" else 404)
 
 
+def store_entry(parts: Components, book_id: str, entry_id: str) -> EntryRecord:
+    return parts.services.store.get_entries(book_id, [entry_id])[0]
+
+
+def test_without_a_model_indexing_embeds_the_glosses_already_stored(
+    client: TestClient, alice: dict[str, str], parts: Components
+) -> None:
+    """Glosses a model wrote earlier (or under another embedder) lack this embedder's vectors;
+    the in-process indexer embeds them with the next indexing of their book, asking no model."""
+    book_id = str(new_book(client, alice)["id"])
+    assert _readers(client, alice, book_id, ["ko"]).status_code == 200
+    fillers = [{"title": f"Ledger {i}", "lore": FILLER * (i % 3 + 8)} for i in range(FILLERS)]
+    body = {"entries": [WOODS, *fillers, MARKET]}
+    added = client.post(f"/v1/books/{book_id}/entries/batch", json=body, headers=alice)
+    assert added.status_code == 201, added.text
+    woods = store_entry(parts, book_id, added.json()[0]["id"])
+    queue = parts.services.queue
+    assert queue.wait_idle(60)  # type: ignore[attr-defined]
+    store = parts.services.store
+    view = gloss_model_id(parts.services.model_id, "ko")
+    stored = Gloss(woods.id, "ko", KOREAN_NAME, KOREAN_GIST, woods.content_hash, "earlier")
+    assert store.save_glosses(book_id, [stored]) == 1
+    assert list(store.load_book_vectors(book_id, view).entry_ids) == []
+    assert _injected(client, parts, alice, book_id, ASKED_IN_KOREAN) == [MARKET["title"]]
+
+    one_more = {"title": "Ledger extra", "lore": FILLER * 8}
+    assert client.post(f"/v1/books/{book_id}/entries", json=one_more, headers=alice).is_success
+    assert queue.wait_idle(60)  # type: ignore[attr-defined]
+    assert list(store.load_book_vectors(book_id, view).entry_ids) == [woods.id]
+    assert WOODS["title"] in _injected(client, parts, alice, book_id, ASKED_IN_KOREAN)
+
+
 # --- with a model: the real OpenAI adapter against the scripted upstream ----------------------
 
 
@@ -117,19 +150,25 @@ class Glossing:
         assert self.writer.wait_idle(60)
 
     def injected(self, book_id: str, text: str) -> list[str]:
-        """What a turn of ``text`` injects, once the gloss view's rebuilds have landed (an
-        invalidated index keeps serving its previous build until then, ADR 0008)."""
-        views = self.parts.services.glosses
-        assert views is not None
-        assert views.index("ko").wait_idle(30)  # type: ignore[attr-defined]
-        turn = {
-            "book_ids": [book_id],
-            "messages": [{"role": "user", "content": text}],
-            "input_window": 8192,
-        }
-        selected = self.client.post("/v1/select", json=turn, headers=self.headers)
-        assert selected.status_code == 200, selected.text
-        return [e["title"] for e in selected.json()["injected"]]
+        return _injected(self.client, self.parts, self.headers, book_id, text)
+
+
+def _injected(
+    client: TestClient, parts: Components, headers: dict[str, str], book_id: str, text: str
+) -> list[str]:
+    """What a turn of ``text`` injects, once the gloss view's rebuilds have landed (an
+    invalidated index keeps serving its previous build until then, ADR 0008)."""
+    views = parts.services.glosses
+    assert views is not None
+    assert views.index("ko").wait_idle(30)  # type: ignore[attr-defined]
+    turn = {
+        "book_ids": [book_id],
+        "messages": [{"role": "user", "content": text}],
+        "input_window": 8192,
+    }
+    selected = client.post("/v1/select", json=turn, headers=headers)
+    assert selected.status_code == 200, selected.text
+    return [e["title"] for e in selected.json()["injected"]]
 
 
 @pytest.fixture

@@ -171,3 +171,19 @@ def test_write_asks_the_configured_model_and_reports_what_it_kept(
     assert {g.model for g in stored.values()} == {MODEL}
     assert book.gloss_vectors("ko") == [book.woods]
     assert sorted(book.gloss_vectors("pt")) == sorted([book.woods, book.harbour])
+
+
+def test_index_embeds_stored_glosses_and_a_rebuild_embeds_them_again(
+    cli: CliRunner, book: Book
+) -> None:
+    # Glosses written under another embedder (or before a rebuild) have no vectors of this one:
+    # indexing embeds them without asking any model (none is configured here).
+    book.store.save_glosses(book.id, [book.gloss("ko", KO_NAME, KO_GIST)])
+    first = run(cli, "index", "--json")
+    assert (first["indexed"], first["gloss_vectors"]) == (2, 1)
+    assert book.gloss_vectors("ko") == [book.woods]
+    assert run(cli, "index", "--json")["gloss_vectors"] == 0  # nothing pending, nothing missing
+    rebuilt = run(cli, "index", "--rebuild", "--json")
+    assert (rebuilt["indexed"], rebuilt["gloss_vectors"]) == (2, 1)  # dropped, then embedded
+    assert book.gloss_vectors("ko") == [book.woods]
+    assert book.store.book_glosses(book.id)[0].name == KO_NAME  # the gloss itself is kept

@@ -33,9 +33,10 @@ from workers.celery_app import make_celery
 from workers.runtime import Indexer
 from worldbook.adapters.queues import GLOSS_TASK, INDEX_QUEUE, INDEX_TASK, CeleryIndexQueue
 from worldbook.adapters.store import SqlStore, open_store
+from worldbook.core.glosses import READER_LANGUAGES_SETTING, Gloss, gloss_model_id
 from worldbook.core.store_rules import new_id
 from worldbook.errors import InvalidInput
-from worldbook.service.glosses import GlossReport, write_book_glosses
+from worldbook.service.glosses import GlossReport, embed_stored_glosses, write_book_glosses
 from worldbook.service.indexing import request_indexing
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
@@ -134,6 +135,26 @@ def test_without_a_model_the_gloss_task_is_skipped_and_never_queued(
     assert app.tasks[INDEX_TASK](ids)["indexed"] == 4
     assert _queued_tasks(redis_client) == []
     assert app.tasks[GLOSS_TASK](book_id) == NO_MODEL
+
+
+def test_without_a_model_the_index_task_embeds_the_stored_glosses(
+    redis_client: redis.Redis, db_url: str, store: SqlStore, tmp_path: Path
+) -> None:
+    """Glosses written earlier (or under another embedder) get this embedder's vectors when
+    their book is indexed, with no model and no gloss task."""
+    embedder = HashingEmbedder()
+    embed = partial(embed_stored_glosses, store=store, embedder=embedder)
+    app = _app(db_url, tmp_path, Indexer(store, embedder, glosses=None, gloss_vectors=embed))
+    book_id, ids = _make_book(store, 3)
+    store.update_book(book_id, settings={READER_LANGUAGES_SETTING: ["ko"]})
+    first = store.get_entries(book_id, ids[:1])[0]
+    gist = "뱃사공들이 사는 강변 마을이다."
+    gloss = Gloss(first.id, "ko", "강변 마을", gist, first.content_hash, "m")
+    assert store.save_glosses(book_id, [gloss]) == 1
+    view = gloss_model_id(embedder.model_id, "ko")
+    assert app.tasks[INDEX_TASK](ids)["indexed"] == 3
+    assert _queued_tasks(redis_client) == []
+    assert list(store.load_book_vectors(book_id, view).entry_ids) == [first.id]
 
 
 def test_the_gloss_task_of_a_purged_book_is_skipped(

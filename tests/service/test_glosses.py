@@ -10,8 +10,9 @@ from typing import Any
 
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.glosses import gloss_model_id
-from worldbook.core.types import Message, ModelProfile
+from worldbook.core.types import Message, ModelProfile, SemanticHit
 from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult
+from worldbook.service.aligned_view import with_glosses
 from worldbook.service.cast import BookSource
 from worldbook.service.glosses import write_book_glosses
 from worldbook.service.indexing import index_now
@@ -122,6 +123,10 @@ def test_a_turn_in_a_reader_language_finds_lore_through_its_gloss() -> None:
         profile=PROFILE,
     ).to_json()
     assert "속삭이는" not in str(result["injected"])
+    # The trace says a generated view found it (and only where one did).
+    reasons = {row["title"]: row["reason"] for row in result["trace"]}
+    assert reasons["Le Bois Murmurant"].endswith("(through its generated ko gloss)")
+    assert "gloss" not in reasons["밤 시장"]
 
 
 def test_an_edited_entry_loses_its_gloss_until_it_is_written_again() -> None:
@@ -158,3 +163,16 @@ def test_a_model_may_name_the_language_by_code_english_name_or_own_name() -> Non
         "pt",
     ]
     assert language_code("Klingon") == "klingon"  # not asked for: the writer drops it
+
+
+def test_a_hit_found_by_its_gloss_keeps_saying_so_after_the_views_are_fused() -> None:
+    found = [SemanticHit("b", "woods", 0.5, gloss="ko"), SemanticHit("b", "market", 0.4)]
+    fused = [SemanticHit("b", "market", 0.9), SemanticHit("b", "woods", 0.8)]
+    fused.append(SemanticHit("b", "only-aligned", 0.1))
+    kept = with_glosses(fused, found)
+    assert [(h.entry_id, h.score, h.gloss) for h in kept] == [
+        ("market", 0.9, ""),
+        ("woods", 0.8, "ko"),
+        ("only-aligned", 0.1, ""),
+    ]
+    assert with_glosses(fused, found[1:]) == fused  # no gloss among the found: unchanged

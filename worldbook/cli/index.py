@@ -10,12 +10,14 @@ import typer
 from rich.progress import Progress
 
 from worldbook.cli.context import emit_json, handle_errors, open_services, settings, show_progress
+from worldbook.core.glosses import gloss_model_ids
 from worldbook.core.types import IndexStatus
 from worldbook.errors import ServiceUnavailable
 from worldbook.ports import Store
 from worldbook.runtime.logs import configure_logging
 from worldbook.runtime.metrics import serve_metrics
 from worldbook.runtime.metrics_dir import prepare as prepare_metrics_dir
+from worldbook.service.glosses import embed_stored_glosses
 from worldbook.service.indexing import index_now, rebuild, sweep
 from worldbook.service.services import Services
 
@@ -43,15 +45,25 @@ def index_command(
         broker = bool(services.settings.broker_url)
         aligned = services.aligned.model_id if services.aligned is not None else None
         if rebuild_all:
-            if aligned is not None:  # the aligned view is rebuilt with the primary (ADR 0016)
-                store.delete_vectors(model_id=aligned, book_id=book)
+            # The aligned view (ADR 0016) and the gloss views (ADR 0023) are rebuilt with it.
+            for derived in ([aligned] if aligned else []) + list(gloss_model_ids(model_id)):
+                store.delete_vectors(model_id=derived, book_id=book)
             rebuild(store, model_id, book_id=book, queue=services.queue if broker else None)
-        pending = [r.entry_id for r in store.entries_to_index(model_id, book_id=book)]
+        to_index = store.entries_to_index(model_id, book_id=book)
+        pending = [r.entry_id for r in to_index]
         summary: dict[str, object] = {
             "model_id": model_id,
             "model_ids": [model_id, *([aligned] if aligned else [])],
             "pending": len(pending),
         }
+        if services.settings.glosses and not sweep_only:
+            # Gloss vectors need only the stored glosses and the model: embedded here, in
+            # either mode, so a rebuild or a new model never leaves the glosses unsearchable.
+            summary["gloss_vectors"] = embed_stored_glosses(
+                [r.book_id for r in to_index],
+                store=services.store,
+                embedder=services.embedder,
+            )
         if broker:
             summary["queued"] = sweep(store, services.queue, model_id, book_id=book)
             if aligned is not None:

@@ -73,6 +73,11 @@ def gloss_model_id(primary_model_id: str, language: str) -> str:
     return f"{primary_model_id}{GLOSS_VIEW}{language}"
 
 
+def gloss_model_ids(primary_model_id: str) -> tuple[str, ...]:
+    """The model ids of every gloss view the primary model may have (one per language)."""
+    return tuple(gloss_model_id(primary_model_id, lang) for lang in sorted(GLOSS_LANGUAGES))
+
+
 def reader_languages(settings: Mapping[str, Any]) -> tuple[str, ...]:
     """A book's reader languages from its settings (none when unset)."""
     value = settings.get(READER_LANGUAGES_SETTING)

@@ -320,6 +320,8 @@ def _semantic(
             continue
         lb.matched = True
         why = f"semantic: score {hit.score:.3f}"
+        if hit.gloss:  # ADR 0023: a generated view found it, not the author's words
+            why += f" (through its generated {hit.gloss} gloss)"
         hits.append(
             (
                 (-hit.score, lb.position, position, entry.id),

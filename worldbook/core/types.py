@@ -150,6 +150,9 @@ class SemanticHit:
     lift: float = 0.0
     """The part of ``score`` that is not the messages' meaning (the referent links of ADR
     0016): the full-score share compares with the turn's best score without it (ADR 0021)."""
+    gloss: str = ""
+    """The reader language whose generated gloss gave the primary view's score (ADR 0023), so
+    the trace can say so; empty when the entry's own text did."""
 
 
 SemanticSearch = Callable[[tuple[str, ...]], tuple[SemanticHit, ...]]

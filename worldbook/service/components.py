@@ -25,7 +25,12 @@ from worldbook.llm_port import LLM
 from worldbook.ports import Embedder, GlossQueue, IndexQueue, Store
 from worldbook.service.aligned_view import AlignedView
 from worldbook.service.gloss_view import GlossViews, gloss_row_languages, gloss_rows_loader
-from worldbook.service.glosses import BookGlossWriter, GlossReport, write_book_glosses
+from worldbook.service.glosses import (
+    BookGlossWriter,
+    GlossReport,
+    embed_stored_glosses,
+    write_book_glosses,
+)
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
 from worldbook.service.services import Services
@@ -129,10 +134,21 @@ class Components:
         return InProcessIndexQueue(self._index, batch_size=self.settings.index_batch_size)
 
     def _index(self, entry_ids: Sequence[str]) -> None:
-        """The in-process worker's job: index, then ask for the indexed books' glosses."""
-        report = index_now(self.services, entry_ids)
-        if self.services.gloss_queue is not None and report.books:
-            self.services.gloss_queue.submit(report.books)
+        """The in-process worker's job: index, then ask for the indexed books' glosses (or,
+        without a model to write them, embed the stored ones that lack vectors: ADR 0023)."""
+        services = self.services
+        report = index_now(services, entry_ids)
+        if not report.books or not self.settings.glosses:
+            return
+        if services.gloss_queue is not None:
+            services.gloss_queue.submit(report.books)
+            return
+        embed_stored_glosses(
+            report.books,
+            store=services.store,
+            embedder=services.embedder,
+            on_saved=services.invalidate_books,
+        )
 
     def _gloss_queue(self, settings: WorldbookSettings, queue: IndexQueue) -> GlossQueue | None:
         """Where books wait for their glosses (ADR 0023): none without a language model; the

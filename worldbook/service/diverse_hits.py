@@ -11,6 +11,7 @@ with the book's other derived data in the matcher cache.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -88,5 +89,5 @@ def diversified(
         return 0.0 if va is None or vb is None else float(va @ vb)
 
     best = diversify(pairs, similarity, strength, kept)
-    lifts = {(h.book_id, h.entry_id): h.lift for h in reversed(hits)}
-    return [SemanticHit(book_id=b, entry_id=e, score=s, lift=lifts[b, e]) for (b, e), s in best]
+    found = {(h.book_id, h.entry_id): h for h in reversed(hits)}
+    return [replace(found[key], score=s) for key, s in best]

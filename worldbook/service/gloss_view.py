@@ -124,4 +124,9 @@ class GlossViews:
             else:
                 own[(hit.book_id, hit.entry_id)] = hit.score
         lifted = lift_by_glosses(own, glossed, self.margin)
-        return [SemanticHit(book_id=b, entry_id=e, score=s) for (b, e), s in ranked(lifted, k)]
+        hits = []
+        for (book_id, entry_id), score in ranked(lifted, k):
+            # The gloss decided where the entry's own text scored less (or was not found).
+            gloss = language if own.get((book_id, entry_id)) != score else ""
+            hits.append(SemanticHit(book_id=book_id, entry_id=entry_id, score=score, gloss=gloss))
+        return hits

@@ -3,10 +3,11 @@
 A gloss is an entry's name and one-line gist in one of its book's reader languages
 (:mod:`worldbook.core.glosses`). :func:`write_book_glosses` is the whole job for one book and is
 idempotent: entries that already have a current gloss in a language are not asked again, and
-glosses whose vectors are missing (after ``index --rebuild``, or a save that outlived its
-embedding) are embedded from the stored text, so the gloss views are rebuilt from the database
-like the others. The Celery worker and the in-process writer thread call it after indexing, and
-``worldbook glosses write`` on demand; the turn only reads the vectors.
+glosses whose vectors are missing (after ``index --rebuild``, a new embedder, or a save that
+outlived its embedding) are embedded from the stored text, so the gloss views are rebuilt from
+the database like the others. The Celery worker and the in-process writer thread call it after
+indexing, and ``worldbook glosses write`` on demand; without a model, indexing calls
+:func:`embed_stored_glosses` instead. The turn only reads the vectors.
 
 One model call per entry asks for every language it lacks. Each answer is checked
 (:func:`worldbook.core.glosses.gloss_problem`): a gloss in the wrong language, empty or rambling
@@ -297,6 +298,31 @@ def embed_missing_gloss_vectors(
         vectors = embedder.embed_passages([gloss_text(g) for g in todo])
         items = [(g.entry_id, g.content_hash, vectors[i]) for i, g in enumerate(todo)]
         report.embedded += sum(store.save_vectors_many(model_id, items))
+
+
+def embed_stored_glosses(
+    book_ids: Iterable[str],
+    *,
+    store: Store,
+    embedder: Embedder,
+    on_saved: Callable[[set[str]], None] | None = None,
+) -> int:
+    """Embed the stored glosses that lack vectors of the primary model, for these books (those
+    without reader languages, or gone since, are skipped); no language model is asked. How
+    many vectors were saved.
+
+    Indexing calls it when no model writes glosses: a deployment that wrote glosses once and
+    then changed its embedder (or rebuilt its index) keeps them searchable."""
+    embedded = 0
+    for book_id in dict.fromkeys(book_ids):
+        try:
+            report = write_book_glosses(
+                book_id, store=store, llm=None, embedder=embedder, model="", on_saved=on_saved
+            )
+        except NotFound:  # deleted after its entries were indexed
+            continue
+        embedded += report.embedded
+    return embedded
 
 
 class BookGlossWriter:
