@@ -115,7 +115,7 @@ def test_a_turn_in_a_reader_language_finds_lore_through_its_gloss() -> None:
     _write(services, book_id, GlossingLLM())
     assert "Le Bois Murmurant" in _injected(services, book_id, ASKED_IN_KOREAN)
     # The gloss is never shown as lore: what is sent is the author's own text.
-    result = select_turn(
+    result: dict[str, Any] = select_turn(
         services,
         user_id="alice",
         source=BookSource(book_ids=(book_id,)),
