@@ -1,5 +1,5 @@
 // What this server's API accepts, read from its own /openapi.json: the page adapts to the
-// server it talks to (book modes, the living-world setting, the write log) instead of
+// server it talks to (book modes, the living-world setting, the write log, glosses) instead of
 // assuming a version. Features the API lacks are simply not shown.
 
 import { openApi } from "./api.js";
@@ -11,6 +11,7 @@ const FALLBACK = {
   livingWorld: null,
   writes: null,
   usageDaily: false,
+  glosses: false,
 };
 
 let cached = null;
@@ -69,6 +70,7 @@ export async function capabilities() {
       livingWorld: livingWorld(doc, Boolean(writes)),
       writes,
       usageDaily: Boolean((doc.paths || {})["/v1/books/{book_id}/usage/daily"]),
+      glosses: Boolean((doc.paths || {})["/v1/books/{book_id}/glosses"]),
     };
   } catch {
     cached = { ...FALLBACK };

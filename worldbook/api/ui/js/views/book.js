@@ -1,11 +1,12 @@
-// One book: its header and tabs (entries, preview, usage, settings, and the living world's
-// write log when the API has it), then the chosen tab.
+// One book: its header and tabs (entries, preview, usage, settings, and the glosses and the
+// living world's write log when the API has them), then the chosen tab.
 
 import { api, session } from "../api.js";
 import { capabilities } from "../capabilities.js";
 import { add, badge, h, num } from "../dom.js";
 import { renderEntries } from "./entries.js";
 import { renderEditor } from "./editor.js";
+import { renderGlosses } from "./glosses.js";
 import { renderPreview } from "./preview.js";
 import { renderUsage } from "./usage.js";
 import { renderSettings } from "./settings.js";
@@ -16,6 +17,7 @@ const TABS = [
   ["preview", "Preview"],
   ["usage", "Usage"],
   ["settings", "Settings"],
+  ["glosses", "Glosses"],
   ["writes", "Write log"],
 ];
 
@@ -26,20 +28,22 @@ const VIEWS = {
   preview: renderPreview,
   usage: renderUsage,
   settings: renderSettings,
+  glosses: renderGlosses,
   writes: renderWrites,
 };
 
 export async function renderBook(view, [bookId, tab, itemId]) {
   const [book, caps] = await Promise.all([api.get(`/v1/books/${bookId}`), capabilities()]);
   const render = VIEWS[tab];
-  if (!render || (tab === "writes" && !caps.writes)) {
+  if (!render || (tab === "writes" && !caps.writes) || (tab === "glosses" && !caps.glosses)) {
     window.location.hash = `#/book/${bookId}/entries`;
     return null;
   }
   const active = tab === "entry" || tab === "new-entry" ? "entries" : tab;
   // Usage and the write log describe every reader's turns: the API shows them to the owner only.
   const owner = book.owner_id === session.user;
-  const tabs = TABS.filter(([name]) => (name !== "writes" || caps.writes) && (owner || (name !== "usage" && name !== "writes")));
+  const shown = { writes: caps.writes, glosses: caps.glosses };
+  const tabs = TABS.filter(([name]) => (!(name in shown) || shown[name]) && (owner || (name !== "usage" && name !== "writes")));
   add(view, 
     h("div", { class: "book-head" },
       h("h1", { tabindex: "-1" }, book.title),

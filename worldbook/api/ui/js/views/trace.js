@@ -8,6 +8,7 @@ import { badge, dataTable, h, num } from "../dom.js";
 
 const SCORE = /semantic: score (-?\d+(?:\.\d+)?)/;
 const LITERAL = /literal: named as '(.*?)' (in .*?)(?:;|$)/;
+const GLOSS = /through its generated (\S+) gloss/;
 
 /** The semantic score a trace reason reports, or null. */
 export function scoreOf(reason) {
@@ -19,6 +20,12 @@ export function scoreOf(reason) {
 export function literalOf(reason) {
   const match = LITERAL.exec(reason || "");
   return match ? { alias: match[1], where: match[2] } : null;
+}
+
+/** A mark for an entry found through a generated gloss (ADR 0023), or null. */
+function glossBadge(reason) {
+  const match = GLOSS.exec(reason || "");
+  return match ? [" ", badge(`found by its ${match[1]} gloss`, "generated")] : null;
 }
 
 function section(id, title, ...content) {
@@ -83,7 +90,7 @@ function semanticSection(sel) {
       bar.style.width = `${Math.max(0, (score / top) * 100).toFixed(1)}%`; // CSSOM: allowed by the CSP
       return {
         data: { entryId: t.entry_id },
-        cells: [t.title, { content: [h("span", { class: "bar-track" }, bar), score.toFixed(3)], class: "num score-cell" }, badge(t.decision)],
+        cells: [[t.title, glossBadge(t.reason)], { content: [h("span", { class: "bar-track" }, bar), score.toFixed(3)], class: "num score-cell" }, badge(t.decision)],
       };
     }), sel.whole_books.length ? "The whole book travels: no ranking needed." : "No semantic ranking this turn (nothing indexed yet, or not needed)."));
 }
