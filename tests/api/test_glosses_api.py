@@ -124,6 +124,9 @@ def test_without_a_model_indexing_embeds_the_glosses_already_stored(
     one_more = {"title": "Ledger extra", "lore": FILLER * 8}
     assert client.post(f"/v1/books/{book_id}/entries", json=one_more, headers=alice).is_success
     assert queue.wait_idle(60)  # type: ignore[attr-defined]
+    jobs = parts.gloss_jobs
+    assert isinstance(jobs, BookGlossWriter) and parts.services.gloss_queue is None
+    assert jobs.wait_idle(60)  # the embed-only writer the indexer handed the book to
     assert list(store.load_book_vectors(book_id, view).entry_ids) == [woods.id]
     assert WOODS["title"] in _injected(client, parts, alice, book_id, ASKED_IN_KOREAN)
 

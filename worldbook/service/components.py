@@ -25,12 +25,7 @@ from worldbook.llm_port import LLM
 from worldbook.ports import Embedder, GlossQueue, IndexQueue, Store
 from worldbook.service.aligned_view import AlignedView
 from worldbook.service.gloss_view import GlossViews, gloss_row_languages, gloss_rows_loader
-from worldbook.service.glosses import (
-    BookGlossWriter,
-    GlossReport,
-    embed_stored_glosses,
-    write_book_glosses,
-)
+from worldbook.service.glosses import BookGlossWriter, GlossReport, write_book_glosses
 from worldbook.service.indexing import index_now, sweep
 from worldbook.service.search_setup import search_setup
 from worldbook.service.services import Services
@@ -107,6 +102,7 @@ class Components:
             glosses=_gloss_views(settings, store, embedder.model_id),
             gloss_queue=self._gloss_queue(settings, queue),
         )
+        self.gloss_jobs = self._gloss_jobs(settings, queue)
         # The embedded server indexes in this process: it also sweeps, at start (entries left
         # queued at the last shutdown) and then periodically. Celery workers sweep from beat.
         self.sweeper: Sweeper | None = None
@@ -134,21 +130,10 @@ class Components:
         return InProcessIndexQueue(self._index, batch_size=self.settings.index_batch_size)
 
     def _index(self, entry_ids: Sequence[str]) -> None:
-        """The in-process worker's job: index, then ask for the indexed books' glosses (or,
-        without a model to write them, embed the stored ones that lack vectors: ADR 0023)."""
-        services = self.services
-        report = index_now(services, entry_ids)
-        if not report.books or not self.settings.glosses:
-            return
-        if services.gloss_queue is not None:
-            services.gloss_queue.submit(report.books)
-            return
-        embed_stored_glosses(
-            report.books,
-            store=services.store,
-            embedder=services.embedder,
-            on_saved=services.invalidate_books,
-        )
+        """The in-process worker's job: index, then hand the indexed books to the gloss jobs."""
+        report = index_now(self.services, entry_ids)
+        if report.books and self.gloss_jobs is not None:
+            self.gloss_jobs.submit(report.books)
 
     def _gloss_queue(self, settings: WorldbookSettings, queue: IndexQueue) -> GlossQueue | None:
         """Where books wait for their glosses (ADR 0023): none without a language model; the
@@ -157,16 +142,28 @@ class Components:
             return None
         if isinstance(queue, CeleryIndexQueue):
             return queue
-        model = settings.llm_model or settings.llm_url
+        return self._gloss_writer(settings.llm_model or settings.llm_url)
+
+    def _gloss_jobs(self, settings: WorldbookSettings, queue: IndexQueue) -> GlossQueue | None:
+        """What in-process indexing hands its books to (ADR 0023): the gloss writer, or without
+        a model one that only embeds the stored glosses lacking vectors (after a new embedder
+        or a rebuild); None when glosses are off or the Celery workers index."""
+        if not settings.glosses or not isinstance(queue, InProcessIndexQueue):
+            return None
+        return self.services.gloss_queue or self._gloss_writer(None)
+
+    def _gloss_writer(self, model: str | None) -> BookGlossWriter:
+        """A writer thread of this process: with ``model`` (its name) it asks the app's model
+        for the missing glosses; with None it only embeds the stored ones lacking vectors."""
 
         def write(book_id: str) -> GlossReport:
             services = self.services
             return write_book_glosses(
                 book_id,
                 store=services.store,
-                llm=self._llm(),
+                llm=self._llm() if model is not None else None,
                 embedder=services.embedder,
-                model=model,
+                model=model or "",
                 on_saved=services.invalidate_books,
             )
 

@@ -226,8 +226,8 @@ def write_book_glosses(
     report = GlossReport()
     book = store.get_book(book_id)
     readers = reader_languages(book.settings)
-    if not readers:
-        return report
+    if not readers or (llm is None and not store.book_glosses(book_id)):
+        return report  # no readers; or no model to write glosses and none stored to embed
     entries = store.list_entries(book_id, EntryQuery(enabled=True))
     if llm is not None:
         have = {(g.entry_id, g.language) for g in store.book_glosses(book_id)}
