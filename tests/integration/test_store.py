@@ -480,6 +480,20 @@ def test_entries_stuck_indexing_are_put_back_after_the_timeout(store: SqlStore) 
     assert {s for s, _ in store.index_statuses(ids).values()} == {IndexStatus.QUEUED}
 
 
+def test_requeueing_never_undoes_a_vector_saved_since_the_sweep_read(store: SqlStore) -> None:
+    book = store.create_book("alice", BookDraft(title="Race"))
+    a, b = fill(store, book.id, 2)
+    # The sweep read both as lacking a vector; then a worker saved a's (marking it indexed).
+    assert {w.entry_id for w in store.entries_to_index("m1", book_id=book.id)} == {a, b}
+    assert store.save_vectors(a, "m1", store.get_entry(a).content_hash, np.ones(4, np.float32))
+    # b claims "indexed" with no vector of m1 (the model changed): only b goes back.
+    store.set_index_status([b], IndexStatus.INDEXED)
+    assert store.requeue_unindexed("m1", [a, b]) == 1
+    statuses = store.index_statuses([a, b])
+    assert (statuses[a][0], statuses[b][0]) == (IndexStatus.INDEXED, IndexStatus.QUEUED)
+    assert store.requeue_unindexed("m1", [a, b]) == 0  # queued already: nothing to correct
+
+
 def test_vectors_with_stale_hashes_are_never_returned(store: SqlStore) -> None:
     book = store.create_book("alice", BookDraft(title="Vectors"))
     a, b, c = fill(store, book.id, 3)

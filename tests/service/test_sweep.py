@@ -11,7 +11,7 @@ from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.records import now
 from worldbook.core.types import IndexStatus
 from worldbook.service.components import Components
-from worldbook.service.indexing import sweep
+from worldbook.service.indexing import index_entries, sweep
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder, InMemoryStore, RecordingQueue
 
@@ -71,3 +71,31 @@ def test_the_sweep_puts_back_entries_stuck_indexing() -> None:
     later = sweep(store, queue, "m", stuck_after_s=0)
     assert later == 4 and set(queue.enqueued) == set(ids)
     assert {store.index_statuses(ids)[i][0] for i in ids} == {IndexStatus.QUEUED}
+
+
+class _WorkerFinishesMeanwhile:
+    """The store, as a sweep sees it while a worker saves an entry's vector between the
+    sweep's read of what lacks vectors and its correction of statuses."""
+
+    def __init__(self, store: InMemoryStore, entry_id: str) -> None:
+        self.store, self.entry_id = store, entry_id
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def entries_to_index(self, *args: object, **kwargs: object) -> object:
+        rows = self.store.entries_to_index(*args, **kwargs)  # type: ignore[arg-type]
+        index_entries([self.entry_id], store=self.store, embedder=HashingEmbedder())
+        return rows
+
+
+def test_the_sweep_never_undoes_what_a_worker_indexed_meanwhile() -> None:
+    store = InMemoryStore()
+    ids = _book(store, 3)
+    queue = RecordingQueue()
+    model = HashingEmbedder().model_id
+    assert sweep(_WorkerFinishesMeanwhile(store, ids[0]), queue, model) == 3  # type: ignore[arg-type]
+    # Its vector is current and it says so; before, the sweep put it back to "queued" and the
+    # queued task, finding nothing to embed, left it there for good.
+    assert store.index_statuses(ids[:1])[ids[0]][0] == IndexStatus.INDEXED
+    assert [r.entry_id for r in store.entries_to_index(model)] == ids[1:]

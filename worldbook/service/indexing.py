@@ -280,13 +280,10 @@ def sweep(
     if not ids:
         return 0
     # Only an entry that claims "indexed" without a current vector (the model changed, or the
-    # entry was re-enabled) is corrected to "queued"; a failed entry keeps its reason until a
+    # entry was re-enabled) is corrected to "queued", in one conditional write: a worker may
+    # have saved its vector since the read above. A failed entry keeps its reason until a
     # retry succeeds, and queued/indexing ones are already right.
-    wrong = [
-        i for i, (status, _) in store.index_statuses(ids).items() if status == IndexStatus.INDEXED
-    ]
-    if wrong:
-        store.set_index_status(wrong, IndexStatus.QUEUED)
+    store.requeue_unindexed(model_id, ids)
     queue.enqueue(ids)
     return len(ids)
 

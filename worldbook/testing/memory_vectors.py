@@ -86,6 +86,21 @@ class VectorTable(EntryTable):
                         entry, index_status=status, index_error=error, index_status_at=now()
                     )
 
+    def requeue_unindexed(self, model_id: str, entry_ids: Sequence[str]) -> int:
+        with self._lock:  # one critical section, as the SQL store's one statement
+            wrong = [
+                e
+                for i in dict.fromkeys(entry_ids)
+                if (e := self._entries.get(i)) is not None
+                and e.index_status == IndexStatus.INDEXED
+                and self._current_vector(e, model_id) is None
+            ]
+            for entry in wrong:
+                self._entries[entry.id] = replace(
+                    entry, index_status=IndexStatus.QUEUED, index_error=None, index_status_at=now()
+                )
+            return len(wrong)
+
     def requeue_stuck(self, before: datetime) -> list[str]:
         with self._lock:
             stuck = [

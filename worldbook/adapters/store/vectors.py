@@ -173,6 +173,34 @@ class VectorsMixin(StoreBase):
                     .values(index_status=status.value, index_error=error, index_status_at=now())
                 )
 
+    def requeue_unindexed(self, model_id: str, entry_ids: Sequence[str]) -> int:
+        """Put those of ``entry_ids`` that say ``indexed`` but have no current vector of
+        ``model_id`` (the model changed, the entry was re-enabled) back to ``queued``; how many.
+
+        One conditional UPDATE per chunk, so a worker that saves an entry's vector (and marks
+        it indexed, in one transaction) between the sweep's read and this write is not undone:
+        the sweep used to read the statuses and then write them, and such an entry stayed
+        ``queued`` for good with a current vector (nothing would index it again)."""
+        ids = check_ids(entry_ids, field="entry_ids")
+        c = t.entries.c
+        wrong = (c.index_status == IndexStatus.INDEXED.value) & ~sa.exists().where(
+            _current(model_id)
+        )
+        count = 0
+        with write_tx(self._engine) as conn:
+            for start in range(0, len(ids), _IN_CHUNK):
+                done = conn.execute(
+                    sa.update(t.entries)
+                    .where(c.id.in_(ids[start : start + _IN_CHUNK]), wrong)
+                    .values(
+                        index_status=IndexStatus.QUEUED.value,
+                        index_error=None,
+                        index_status_at=now(),
+                    )
+                )
+                count += int(done.rowcount)
+        return count
+
     def requeue_stuck(self, before: datetime) -> list[str]:
         """Put entries that have been ``indexing`` since before ``before`` back to ``queued``
         (their worker died); returns their ids, for the caller to enqueue."""
