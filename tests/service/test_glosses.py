@@ -10,9 +10,8 @@ from typing import Any
 
 from worldbook.core.drafts import BookDraft, EntryDraft
 from worldbook.core.glosses import gloss_model_id
-from worldbook.core.types import Message, ModelProfile, SemanticHit
+from worldbook.core.types import Message, ModelProfile, SemanticHit, rescored
 from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult
-from worldbook.service.aligned_view import with_glosses
 from worldbook.service.cast import BookSource
 from worldbook.service.glosses import write_book_glosses
 from worldbook.service.indexing import index_now
@@ -167,12 +166,15 @@ def test_a_model_may_name_the_language_by_code_english_name_or_own_name() -> Non
 
 def test_a_hit_found_by_its_gloss_keeps_saying_so_after_the_views_are_fused() -> None:
     found = [SemanticHit("b", "woods", 0.5, gloss="ko"), SemanticHit("b", "market", 0.4)]
-    fused = [SemanticHit("b", "market", 0.9), SemanticHit("b", "woods", 0.8)]
-    fused.append(SemanticHit("b", "only-aligned", 0.1))
-    kept = with_glosses(fused, found)
+    fused = [(("b", "market"), 0.9), (("b", "woods"), 0.8), (("b", "only-aligned"), 0.1)]
+    kept = rescored(fused, found)
     assert [(h.entry_id, h.score, h.gloss) for h in kept] == [
         ("market", 0.9, ""),
         ("woods", 0.8, "ko"),
         ("only-aligned", 0.1, ""),
     ]
-    assert with_glosses(fused, found[1:]) == fused  # no gloss among the found: unchanged
+    plain = [SemanticHit("b", e, s) for (_, e), s in fused]
+    assert rescored(fused, found[1:]) == plain  # no gloss among the found: none is named
+    # What else a hit carries is kept too (the links' lift), from its first hit in ``found``.
+    lifted = [SemanticHit("b", "woods", 0.5, lift=0.2), SemanticHit("b", "woods", 0.1)]
+    assert rescored([(("b", "woods"), 0.7)], lifted) == [SemanticHit("b", "woods", 0.7, lift=0.2)]

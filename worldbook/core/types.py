@@ -6,7 +6,7 @@ service layer that loads books from the store and asks the vector index for neig
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
@@ -153,6 +153,24 @@ class SemanticHit:
     gloss: str = ""
     """The reader language whose generated gloss gave the primary view's score (ADR 0023), so
     the trace can say so; empty when the entry's own text did."""
+
+
+def rescored(
+    scores: Iterable[tuple[tuple[str, str], float]], found: Sequence[SemanticHit]
+) -> list[SemanticHit]:
+    """Hits with new ``scores`` (``((book_id, entry_id), score)``, in the order given), each
+    keeping what its first hit in ``found`` carries (the links' lift, the gloss that found it);
+    a key ``found`` lacks becomes a plain hit. Every step that re-scores hits (fusion, links,
+    diversification) builds them here, so no such field is lost on the way."""
+    by_key: dict[tuple[str, str], SemanticHit] = {}
+    for hit in found:
+        by_key.setdefault((hit.book_id, hit.entry_id), hit)
+    return [
+        replace(by_key[key], score=score)
+        if key in by_key
+        else SemanticHit(book_id=key[0], entry_id=key[1], score=score)
+        for key, score in scores
+    ]
 
 
 SemanticSearch = Callable[[tuple[str, ...]], tuple[SemanticHit, ...]]

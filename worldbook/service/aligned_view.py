@@ -17,11 +17,11 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from worldbook.core.fusion import fuse, ranked
 from worldbook.core.language_id import LANGUAGE_ID_VERSION, detect_language
-from worldbook.core.types import LoreBook, SemanticHit
+from worldbook.core.types import LoreBook, SemanticHit, rescored
 from worldbook.errors import ServiceUnavailable
 from worldbook.ports import Embedder, VectorIndex
 from worldbook.runtime.lru import LRU
@@ -153,15 +153,7 @@ def fused_search(
     fused = fuse(_scores(first), _scores(second), aligned.weight, ruled_out, weights)
     # Ties: book order, then entry id (as the primary index orders them).
     best = ranked(dict(sorted(fused.items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0]))), k)
-    return with_glosses([SemanticHit(book_id=b, entry_id=e, score=s) for (b, e), s in best], first)
-
-
-def with_glosses(hits: Sequence[SemanticHit], found: Sequence[SemanticHit]) -> list[SemanticHit]:
-    """``hits`` re-scored from ``found``, each still naming the gloss that found it (ADR 0023)."""
-    glosses = {(h.book_id, h.entry_id): h.gloss for h in found if h.gloss}
-    if not glosses:
-        return list(hits)
-    return [replace(h, gloss=glosses.get((h.book_id, h.entry_id), h.gloss)) for h in hits]
+    return rescored(best, first)
 
 
 def _scores(hits: Sequence[SemanticHit]) -> Mapping[Key, float]:

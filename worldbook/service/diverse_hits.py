@@ -11,12 +11,11 @@ with the book's other derived data in the matcher cache.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from worldbook.core.diversity import diversify
-from worldbook.core.types import LoreBook, SemanticHit
+from worldbook.core.types import LoreBook, SemanticHit, rescored
 from worldbook.ports import VectorIndex, VectorStore
 from worldbook.ports.search import Vectors
 from worldbook.runtime.matcher_cache import MatcherCache
@@ -89,5 +88,4 @@ def diversified(
         return 0.0 if va is None or vb is None else float(va @ vb)
 
     best = diversify(pairs, similarity, strength, kept)
-    found = {(h.book_id, h.entry_id): h for h in reversed(hits)}
-    return [replace(found[key], score=s) for key, s in best]
+    return rescored(best, hits)

@@ -21,9 +21,9 @@ from worldbook.core.records import BookRecord
 from worldbook.core.referents import boosted, merged
 from worldbook.core.turn import ResolvedTurn
 from worldbook.core.turn_request import TurnRequest
-from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch
+from worldbook.core.types import BookMode, LoreBook, SemanticHit, SemanticSearch, rescored
 from worldbook.errors import ServiceUnavailable
-from worldbook.service.aligned_view import WIDEN, fused_search, query_language, with_glosses
+from worldbook.service.aligned_view import WIDEN, fused_search, query_language
 from worldbook.service.diverse_hits import EntryVectors, book_entry_vectors, diversified
 from worldbook.service.macro_books import Namer, missing_note, namer, stand_in_note
 from worldbook.service.needs import LoreViews, Turns
@@ -241,8 +241,7 @@ def linked_search(
         newest = {(h.book_id, h.entry_id): h.score for h in search(recent[-1:], k * WIDEN)}
         scored = [((h.book_id, h.entry_id), h.score) for h in wide]
         best = boosted(scored, links, newest, weight)[:k]
-        hits = [SemanticHit(book_id=b, entry_id=e, score=score) for (b, e), score in best]
-        hits = with_glosses(hits, wide)
+        hits = rescored(best, wide)
         if settings.full_share_without_links:
             hits = with_lifts(hits, dict(scored))
     if strength == 0:
