@@ -65,7 +65,12 @@ def _stand_in_glosses(services: Services, book_id: str, languages: list[str]) ->
     services.store.save_glosses(book_id, glosses)
     report = GlossReport()
     embed_missing_gloss_vectors(
-        book_id, entries, store=services.store, embedder=services.embedder, report=report
+        book_id,
+        entries,
+        services.store.book_glosses(book_id),
+        store=services.store,
+        embedder=services.embedder,
+        report=report,
     )
     services.invalidate_books({book_id})
 

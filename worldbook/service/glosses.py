@@ -226,11 +226,14 @@ def write_book_glosses(
     report = GlossReport()
     book = store.get_book(book_id)
     readers = reader_languages(book.settings)
-    if not readers or (llm is None and not store.book_glosses(book_id)):
-        return report  # no readers; or no model to write glosses and none stored to embed
+    if not readers:
+        return report
+    stored = store.book_glosses(book_id)
+    if llm is None and not stored:
+        return report  # no model to write glosses and none stored to embed
     entries = store.list_entries(book_id, EntryQuery(enabled=True))
     if llm is not None:
-        have = {(g.entry_id, g.language) for g in store.book_glosses(book_id)}
+        have = {(g.entry_id, g.language) for g in stored}
         pending: list[Gloss] = []
         for n, entry in enumerate(entries):
             if max_calls is not None and report.asked >= max_calls:
@@ -245,7 +248,11 @@ def write_book_glosses(
                 pending = []
         if pending:
             report.written += store.save_glosses(book_id, pending)
-    embed_missing_gloss_vectors(book_id, entries, store=store, embedder=embedder, report=report)
+        if report.written:
+            stored = store.book_glosses(book_id)
+    embed_missing_gloss_vectors(
+        book_id, entries, stored, store=store, embedder=embedder, report=report
+    )
     if report.embedded and on_saved is not None:
         on_saved({book_id})
     return report
@@ -278,15 +285,17 @@ def _ask(
 def embed_missing_gloss_vectors(
     book_id: str,
     entries: Sequence[EntryRecord],
+    glosses: Sequence[Gloss],
     *,
     store: Store,
     embedder: Embedder,
     report: GlossReport,
 ) -> None:
-    """Embed, per language, the book's current glosses that have no current vector."""
+    """Embed, per language, those of the book's stored ``glosses`` that are current (written
+    from their entry's text as it is) and have no current vector."""
     hashes = {e.id: e.content_hash for e in entries}
     by_language: dict[str, list[Gloss]] = {}
-    for gloss in current_glosses(store.book_glosses(book_id), hashes):
+    for gloss in current_glosses(glosses, hashes):
         by_language.setdefault(gloss.language, []).append(gloss)
     for language, glosses in by_language.items():
         model_id = gloss_model_id(embedder.model_id, language)
