@@ -13,7 +13,6 @@ processes on one PostgreSQL database and one Redis.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 import sqlalchemy as sa
 
 from tests.integration.replicas import (
@@ -38,7 +36,6 @@ from tests.integration.replicas import (
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 
-REDIS_URL = os.environ.get("WORLDBOOK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 PHRASE = "obsidian lantern cult gathers beneath tidal arches"
 EDITED = "sapphire heron guild weaves copper kites"
 
@@ -50,18 +47,14 @@ def _lore(i: int) -> str:
 
 
 @pytest.fixture
-def stack(tmp_path: Path, _postgres: Any) -> Iterator[dict[str, Any]]:
+def stack(tmp_path: Path, _postgres: Any, redis_url: str) -> Iterator[dict[str, Any]]:
+    """Two APIs and two workers on a fresh database and the flushed test Redis (flushed again
+    by ``redis_url`` after the processes stop)."""
     from tests.conftest import _postgres_database
 
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    client.flushdb()
     procs: list[Proc] = []
     for url in _postgres_database(_postgres, migrated=True):
-        env = stack_env(url, REDIS_URL)
+        env = stack_env(url, redis_url)
         key = create_key(env)
         try:
             procs += [api("a", env, tmp_path), api("b", env, tmp_path)]
@@ -70,8 +63,6 @@ def stack(tmp_path: Path, _postgres: Any) -> Iterator[dict[str, Any]]:
         finally:
             for proc in procs:
                 proc.stop()
-            client.flushdb()
-            client.close()
 
 
 def _pending(url: str, book_id: str) -> int:
