@@ -241,6 +241,7 @@ def test_glosses_written_by_the_model_are_listed_searched_never_exported_and_del
         "glosses": [
             {
                 "entry_id": woods_id,
+                "entry_title": WOODS["title"],
                 "language": "ko",
                 "name": KOREAN_NAME,
                 "gist": KOREAN_GIST,

@@ -97,6 +97,7 @@ def test_list_and_delete_stored_glosses(cli: CliRunner, book: Book) -> None:
     assert rows == [
         {
             "entry_id": book.woods,
+            "entry_title": WOODS.title,
             "language": language,
             "name": name,
             "gist": gist,
@@ -107,7 +108,7 @@ def test_list_and_delete_stored_glosses(cli: CliRunner, book: Book) -> None:
     ]
     text = run(cli, "glosses", "list", "--book", book.id).stdout
     assert f"book {book.id}: readers ko, pt" in text
-    assert f"{book.woods} [ko] {KO_NAME}: {KO_GIST}" in text
+    assert f"{book.woods} ({WOODS.title}) [ko] {KO_NAME}: {KO_GIST}" in text
     # Another user neither lists nor deletes a private book's glosses (as if it did not exist).
     run(cli, "glosses", "list", "--book", book.id, "--user", "mallory", code=3)
     run(cli, "glosses", "delete", "--book", book.id, "--user", "mallory", code=3)

@@ -77,7 +77,8 @@ def list_(book: BookOpt, user: UserOpt = None, as_json: JsonOpt = False) -> None
     with open_services() as services:
         found = gloss_books.list_glosses(services, user or services.settings.cli_user, book)
     rows = [
-        {"entry_id": g.entry_id, "language": g.language, "name": g.name, "gist": g.gist}
+        {"entry_id": g.entry_id, "entry_title": found.titles.get(g.entry_id, "")}
+        | {"language": g.language, "name": g.name, "gist": g.gist}
         | {"model": g.model, "generated": True}
         for g in found.glosses
     ]
@@ -89,7 +90,8 @@ def list_(book: BookOpt, user: UserOpt = None, as_json: JsonOpt = False) -> None
         return
     typer.echo(f"book {found.book_id}: readers {', '.join(found.reader_languages) or '(none)'}")
     for g in found.glosses:
-        typer.echo(f"  {g.entry_id} [{g.language}] {g.name}: {g.gist}")
+        title = found.titles.get(g.entry_id, "")
+        typer.echo(f"  {g.entry_id} ({title}) [{g.language}] {g.name}: {g.gist}")
 
 
 @glosses_app.command("delete")

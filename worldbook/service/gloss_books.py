@@ -41,18 +41,22 @@ class GlossServices(HasBooks, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BookGlosses:
-    """A book's current glosses and its reader languages."""
+    """A book's current glosses, its reader languages and the title of each glossed entry."""
 
     book_id: str
     reader_languages: tuple[str, ...]
     glosses: list[Gloss]
+    titles: dict[str, str]  # entry id -> the entry's title (readers see which entry it glosses)
 
 
 def list_glosses(services: GlossServices, user_id: str, book_id: str) -> BookGlosses:
     """The glosses of a book the caller can see (written from its entries' current text)."""
     book = visible_book(services, user_id, book_id)
     readers = reader_languages(book.settings)
-    return BookGlosses(book.id, readers, services.store.book_glosses(book.id))
+    glosses = services.store.book_glosses(book.id)
+    ids = list(dict.fromkeys(g.entry_id for g in glosses))
+    titles = {e.id: e.title for e in services.store.get_entries(book.id, ids)} if ids else {}
+    return BookGlosses(book.id, readers, glosses, titles)
 
 
 def queue_glosses(services: GlossServices, user_id: str, book_id: str) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ Languages = Annotated[
 
 class GlossOut(BaseModel):
     entry_id: str
+    entry_title: str
     language: str
     name: str
     gist: str
@@ -59,7 +60,12 @@ def list_glosses(book_id: BookId, caller: CallerDep, services: ServicesDep) -> G
         reader_languages=list(found.reader_languages),
         glosses=[
             GlossOut(
-                entry_id=g.entry_id, language=g.language, name=g.name, gist=g.gist, model=g.model
+                entry_id=g.entry_id,
+                entry_title=found.titles.get(g.entry_id, ""),
+                language=g.language,
+                name=g.name,
+                gist=g.gist,
+                model=g.model,
             )
             for g in found.glosses
         ],

@@ -66,14 +66,10 @@ function actions(book) {
 }
 
 async function glossTable(book) {
-  const [body, page] = await Promise.all([
-    api.get(`/v1/books/${book.id}/glosses`),
-    api.get(`/v1/books/${book.id}/entries`).catch(() => ({ entries: [] })),
-  ]);
-  const titles = new Map(page.entries.map((e) => [e.id, e.title]));
+  const body = await api.get(`/v1/books/${book.id}/glosses`);
   const rows = body.glosses.map((g) => ({
     data: { entryId: g.entry_id, language: g.language },
-    cells: [titles.get(g.entry_id) || g.entry_id, g.language, g.name, g.gist, [badge("generated"), " ", g.model]],
+    cells: [g.entry_title || g.entry_id, g.language, g.name, g.gist, [badge("generated"), " ", g.model]],
   }));
   const empty = body.reader_languages.length
     ? "No glosses yet: they are written after indexing when the server has a language model."
