@@ -90,8 +90,15 @@ def _variant(text: str) -> Variant:
     overrides: dict[str, object] = {}
     for pair in filter(None, pairs.split(",")):
         key, _, value = pair.partition("=")
-        overrides[key.strip()] = None if value == "none" else float(value)
+        overrides[key.strip()] = _value(value.strip())
     return name, overrides
+
+
+def _value(text: str) -> object:
+    """A variant's value: ``none``, an integer (a count setting must stay one) or a number."""
+    if text == "none":
+        return None
+    return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
 def _parser() -> argparse.ArgumentParser:
