@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 from worldbook.errors import LLMNotConfigured
 from worldbook.ports import Embedder, Store, VectorStore
 from worldbook.service import indexing
-from worldbook.service.glosses import GlossReport, embed_stored_glosses, write_book_glosses
+from worldbook.service.glosses import (
+    GlossReport,
+    books_with_readers,
+    embed_stored_glosses,
+    write_book_glosses,
+)
 from worldbook.service.indexing import IndexReport
 
 if TYPE_CHECKING:
@@ -38,6 +43,8 @@ class Indexer:
     glosses: Callable[[str], GlossReport] | None = None  # a book's glosses (ADR 0023)
     # Without a model to write glosses: embeds the stored ones of these books lacking vectors.
     gloss_vectors: Callable[[Iterable[str]], int] | None = None
+    # Which indexed books get a gloss task (those with reader languages); None: every one.
+    gloss_books: Callable[[Iterable[str]], list[str]] | None = None
 
     def run(self, entry_ids: Sequence[str] | None, *, book_id: str | None = None) -> IndexReport:
         report = indexing.index_entries(
@@ -91,12 +98,14 @@ def build_indexer(settings: WorldbookSettings, *, processes: int = 1) -> Indexer
     spec = aligned_spec(settings.aligned_embedder, settings.embedder)
     threads = embed_threads(settings, processes)
     aligned = load_embedder(spec, threads=threads) if spec is not None else None
+    glosses = gloss_writer(settings, store, embedder)
     return Indexer(
         store=store,
         embedder=embedder,
         batch_size=settings.index_batch_size,
         aligned=aligned,
-        glosses=gloss_writer(settings, store, embedder),
+        glosses=glosses,
+        gloss_books=partial(books_with_readers, store=store) if glosses else None,
         gloss_vectors=(
             partial(embed_stored_glosses, store=store, embedder=embedder)
             if settings.glosses

@@ -81,8 +81,10 @@ def register_tasks(
         # With the id of the request that queued it (workers/observe.py): followable.
         log.info("indexed %d entries (%d stale)", len(report.indexed), len(report.stale))
         if ind.glosses is not None and report.books:
+            books = ind.gloss_books(report.books) if ind.gloss_books else sorted(report.books)
             try:  # ADR 0023: the books' glosses, as tasks of their own
-                sender().submit(report.books)
+                if books:
+                    sender().submit(books)
             except QueueUnavailable as exc:  # the entries are indexed; `glosses write` catches up
                 log.warning("glosses not queued: %s", exc)
         elif ind.gloss_vectors is not None and report.books:

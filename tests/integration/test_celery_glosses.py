@@ -36,7 +36,12 @@ from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.glosses import READER_LANGUAGES_SETTING, Gloss, gloss_model_id
 from worldbook.core.store_rules import new_id
 from worldbook.errors import InvalidInput
-from worldbook.service.glosses import GlossReport, embed_stored_glosses, write_book_glosses
+from worldbook.service.glosses import (
+    GlossReport,
+    books_with_readers,
+    embed_stored_glosses,
+    write_book_glosses,
+)
 from worldbook.service.indexing import request_indexing
 from worldbook.settings import WorldbookSettings
 from worldbook.testing import HashingEmbedder
@@ -125,6 +130,25 @@ def test_the_index_task_queues_the_glosses_of_the_books_it_indexed(
     with pytest.raises(InvalidInput):
         app.tasks[GLOSS_TASK]([book_id])
     assert glosses.books == [book_id]
+
+
+def test_the_index_task_queues_no_gloss_task_for_a_book_without_reader_languages(
+    redis_client: redis.Redis, db_url: str, store: SqlStore, tmp_path: Path
+) -> None:
+    """The worker's filter (build_indexer's): a gloss run of a book without readers would only
+    read the book and return, so no task is queued for it."""
+    readers = partial(books_with_readers, store=store)
+    indexer = Indexer(store, HashingEmbedder(), glosses=GlossJob(), gloss_books=readers)
+    app = _app(db_url, tmp_path, indexer)
+    _, plain_ids = _make_book(store, 3)
+    read_id, read_ids = _make_book(store, 2)
+    store.update_book(read_id, settings={READER_LANGUAGES_SETTING: ["ko"]})
+    assert app.tasks[INDEX_TASK](plain_ids + read_ids)["indexed"] == 5
+    assert _queued_tasks(redis_client) == [(GLOSS_TASK, [read_id])]
+    redis_client.delete(INDEX_QUEUE)
+    store.update_entry(plain_ids[0], lore="The river town moved upstream.")
+    assert app.tasks[INDEX_TASK](plain_ids)["indexed"] == 1
+    assert _queued_tasks(redis_client) == []  # only the book without readers was indexed
 
 
 def test_without_a_model_the_gloss_task_is_skipped_and_never_queued(

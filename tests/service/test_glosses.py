@@ -13,7 +13,7 @@ from worldbook.core.glosses import gloss_model_id
 from worldbook.core.types import Message, ModelProfile, SemanticHit, rescored
 from worldbook.llm_port import LLMCapabilities, LLMRequest, LLMResult
 from worldbook.service.cast import BookSource
-from worldbook.service.glosses import write_book_glosses
+from worldbook.service.glosses import books_with_readers, write_book_glosses
 from worldbook.service.indexing import index_now
 from worldbook.service.services import Services
 from worldbook.service.turns import select_turn
@@ -49,6 +49,9 @@ class GlossingLLM:
 
 
 MARKET = EntryDraft(title="밤 시장", lore="밤이면 상인들이 조용히 말하는 시장이다. " * 3)
+
+
+READERS_KO = {"reader_languages": ["ko"]}
 
 
 def _book(services: Services, readers: list[str] | None, *extra: EntryDraft) -> str:
@@ -138,6 +141,15 @@ def test_an_edited_entry_loses_its_gloss_until_it_is_written_again() -> None:
     index_now(services)
     assert services.store.book_glosses(book_id) == []
     assert "Le Bois Murmurant" not in _injected(services, book_id, ASKED_IN_KOREAN)
+
+
+def test_only_existing_books_with_reader_languages_need_a_gloss_run() -> None:
+    services = fake_services()
+    read = services.books.create_book("alice", BookDraft(title="R", settings=READERS_KO)).id
+    plain = services.books.create_book("alice", BookDraft(title="P")).id
+    also = services.books.create_book("alice", BookDraft(title="A", settings=READERS_KO)).id
+    asked = [also, plain, "no-such-book", read, also]
+    assert books_with_readers(asked, store=services.store) == [also, read]
 
 
 def test_without_reader_languages_or_a_model_nothing_is_written_or_searched() -> None:

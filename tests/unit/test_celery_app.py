@@ -127,3 +127,28 @@ def test_worker_sweeps_by_default(
     help_text = CliRunner().invoke(app, ["worker", "--help"]).output
     # rich wraps the help in a box; compare the words only
     assert "a Redis lock" in " ".join(help_text.replace("│", " ").split())
+
+
+def test_a_worker_with_a_model_queues_glosses_only_for_books_with_readers(tmp_path: Path) -> None:
+    from workers.runtime import build_indexer
+
+    def settings(llm_url: str | None = None) -> WorldbookSettings:
+        return WorldbookSettings(
+            database_url=f"sqlite:///{tmp_path / 'wb.db'}",
+            embedder="fake",
+            aligned_embedder="",
+            data_dir=tmp_path / "data",
+            llm_url=llm_url,
+        )
+
+    store = open_store(f"sqlite:///{tmp_path / 'wb.db'}")
+    try:
+        read = store.create_book("u", BookDraft(title="R", settings={"reader_languages": ["ko"]}))
+        plain = store.create_book("u", BookDraft(title="P"))
+    finally:
+        store.close()
+    indexer = build_indexer(settings(llm_url="http://127.0.0.1:9/v1"))
+    assert indexer.glosses is not None and indexer.gloss_books is not None
+    assert indexer.gloss_books([plain.id, read.id]) == [read.id]
+    without = build_indexer(settings())
+    assert without.glosses is None and without.gloss_books is None

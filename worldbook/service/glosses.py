@@ -309,6 +309,21 @@ def embed_missing_gloss_vectors(
         report.embedded += sum(store.save_vectors_many(model_id, items))
 
 
+def books_with_readers(book_ids: Iterable[str], *, store: Store) -> list[str]:
+    """The books among these that still exist and name reader languages, in the order given:
+    the only ones a gloss run has anything to do for (a Celery deployment queues no task for
+    the others)."""
+    found: list[str] = []
+    for book_id in dict.fromkeys(book_ids):
+        try:
+            book = store.get_book(book_id)
+        except NotFound:  # deleted after its entries were indexed
+            continue
+        if reader_languages(book.settings):
+            found.append(book_id)
+    return found
+
+
 def embed_stored_glosses(
     book_ids: Iterable[str],
     *,
