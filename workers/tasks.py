@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from worldbook.adapters.queues import GLOSS_TASK, INDEX_TASK, SWEEP_TASK, CeleryIndexQueue
-from worldbook.errors import InvalidInput, NotFound, QueueUnavailable, ServiceUnavailable
+from worldbook.errors import InvalidInput, NotFound, ServiceUnavailable
 from worldbook.service import indexing
 
 if TYPE_CHECKING:
@@ -81,11 +81,11 @@ def register_tasks(
         # With the id of the request that queued it (workers/observe.py): followable.
         log.info("indexed %d entries (%d stale)", len(report.indexed), len(report.stale))
         if ind.glosses is not None and report.books:
-            books = ind.gloss_books(report.books) if ind.gloss_books else sorted(report.books)
-            try:  # ADR 0023: the books' glosses, as tasks of their own
+            try:  # ADR 0023: the glosses of the books with readers, as tasks of their own
+                books = ind.gloss_books(report.books) if ind.gloss_books else sorted(report.books)
                 if books:
                     sender().submit(books)
-            except QueueUnavailable as exc:  # the entries are indexed; `glosses write` catches up
+            except ServiceUnavailable as exc:  # the entries are indexed; `glosses write` catches up
                 log.warning("glosses not queued: %s", exc)
         elif ind.gloss_vectors is not None and report.books:
             ind.gloss_vectors(report.books)  # no model: the stored glosses keep their vectors

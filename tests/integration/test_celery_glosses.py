@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from worldbook.adapters.queues import GLOSS_TASK, INDEX_QUEUE, INDEX_TASK, Celer
 from worldbook.adapters.store import SqlStore, open_store
 from worldbook.core.glosses import READER_LANGUAGES_SETTING, Gloss, gloss_model_id
 from worldbook.core.store_rules import new_id
-from worldbook.errors import InvalidInput
+from worldbook.errors import InvalidInput, ServiceUnavailable
 from worldbook.service.glosses import (
     GlossReport,
     books_with_readers,
@@ -149,6 +149,22 @@ def test_the_index_task_queues_no_gloss_task_for_a_book_without_reader_languages
     store.update_entry(plain_ids[0], lore="The river town moved upstream.")
     assert app.tasks[INDEX_TASK](plain_ids)["indexed"] == 1
     assert _queued_tasks(redis_client) == []  # only the book without readers was indexed
+
+
+def test_a_store_outage_in_the_gloss_filter_leaves_the_index_task_done(
+    redis_client: redis.Redis, db_url: str, store: SqlStore, tmp_path: Path
+) -> None:
+    """The entries are indexed before the filter reads the books: an outage then queues no
+    gloss task and does not fail (and so retry) the index task."""
+
+    def store_down(_books: Iterable[str]) -> list[str]:
+        raise ServiceUnavailable("the database is down")
+
+    indexer = Indexer(store, HashingEmbedder(), glosses=GlossJob(), gloss_books=store_down)
+    app = _app(db_url, tmp_path, indexer)
+    _, ids = _make_book(store, 2)
+    assert app.tasks[INDEX_TASK](ids) == {"indexed": 2, "stale": 0, "failed": {}}
+    assert _queued_tasks(redis_client) == []
 
 
 def test_without_a_model_the_gloss_task_is_skipped_and_never_queued(
