@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import SettingsConfigDict
 
 from worldbook.core.types import SelectionRules
 from worldbook.settings.retrieval import RetrievalSettings
@@ -23,7 +22,8 @@ class WorldbookSettings(RetrievalSettings):
     How the meaning search ranks is in :class:`RetrievalSettings`, inherited (one object, one
     environment prefix)."""
 
-    model_config = SettingsConfigDict(env_prefix="WORLDBOOK_", env_file=None, extra="ignore")
+    # model_config (the WORLDBOOK_ prefix, no .env file) is RetrievalSettings', inherited: one
+    # copy, so the base and the object built from it can never read different names.
 
     # --- storage -------------------------------------------------------------------------
     data_dir: Path = Field(
