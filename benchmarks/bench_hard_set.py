@@ -95,9 +95,11 @@ def _variant(text: str) -> Variant:
 
 
 def _value(text: str) -> object:
-    """A variant's value: ``none``, an integer (a count setting must stay one) or a number."""
-    if text == "none":
-        return None
+    """A variant's value: ``none``, ``true``/``false``, an integer (a count setting must stay
+    one) or a number."""
+    words: dict[str, object] = {"none": None, "true": True, "false": False}
+    if text.casefold() in words:
+        return words[text.casefold()]
     return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
